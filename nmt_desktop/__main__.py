@@ -1,0 +1,6 @@
+"""Entry point for ``python -m nmt_desktop``."""
+
+if __name__ == "__main__":
+    from nmt_desktop.cli import main
+
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""Shared pytest configuration and fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Qt must render offscreen in tests; set before any QApplication is created.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (the folder holding pyproject.toml)."""
+    return _REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data(repo_root: Path) -> Path:
+    """The shared data folder beside the repository (``../shared/data``); skips if absent."""
+    path = repo_root.parent / "shared" / "data"
+    if not path.is_dir():
+        pytest.skip(f"shared data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_trained():
+    """(model, tokenizers): a tiny Transformer trained a few hundred steps on the synthetic task."""
+    from tiny_models import trained_tiny_model
+
+    return trained_tiny_model(steps=200)
+
+
+@pytest.fixture(scope="session")
+def tiny_translator(tiny_trained):
+    from nmt_desktop.core.translator import Translator
+
+    model, tokenizers = tiny_trained
+    return Translator(model, tokenizers, name="tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_trained, tmp_path_factory) -> Path:
+    """The trained tiny model saved as a model folder (read-only for tests: copy before editing)."""
+    from nmt_desktop.core.model_dir import save_model
+
+    model, tokenizers = tiny_trained
+    folder = tmp_path_factory.mktemp("models") / "tiny-en-xx"
+    card = {"name": "tiny synthetic", "data": "synthetic word-mapping task (tests/tiny_models.py)"}
+    return save_model(folder, model, tokenizers, card)
