@@ -1,0 +1,522 @@
+"""Command-line interface: ``nmt-desktop`` and ``python -m nmt_desktop``.
+
+Each subcommand is one ``_add_<name>(subparsers, common)`` function that builds its parser and sets
+``handler`` to a ``_cmd_<name>(args) -> int`` function; add new subcommands to ``_SUBCOMMANDS``.
+Heavy imports (torch, the model code) happen inside handlers, so ``--help`` and ``--version`` are fast.
+
+Exit codes: 0 success, 1 a bad model or input (one ``nmt-desktop: error: ...`` line on stderr),
+2 a usage error (also one line). A traceback is printed only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence
+
+from nmt_desktop import __version__
+from nmt_desktop.cli_train import add_eval, add_train
+from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
+
+PROG = "nmt-desktop"
+DEFAULT_BATCH_SIZE = 16
+PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
+_DECODE_DEFAULTS = DecodeConfig()
+
+# Exceptions meaning "bad model or input" (exit 1, message only); looked up lazily so that importing
+# the CLI does not import torch. (module, class name)
+_USER_ERRORS = (
+    ("nmt_desktop.core.model_dir", "ModelFolderError"),
+    ("nmt_desktop.core.translator", "InputTooLongError"),
+    ("nmt_desktop.core.tokenizer", "TokenizerError"),
+    ("nmt_desktop.core.config", "ConfigError"),
+    ("nmt_desktop.core.data", "CorpusError"),
+    ("nmt_desktop.core.metrics", "MetricError"),
+    ("nmt_desktop.core.train", "TrainingError"),
+    ("nmt_desktop.core.locations", "ModelNotFoundError"),
+)
+
+
+class UsageError(Exception):
+    """Bad command line: exit code 2."""
+
+
+class CLIError(Exception):
+    """Bad model or input detected by the CLI itself: exit code 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (reported as one line) instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# --- model lookup ----------------------------------------------------------------------------------
+
+def resolve_model(arg: str | None) -> Path:
+    """The model folder or .zip to load for `-m ARG` (None: the single place a default is chosen)."""
+    from nmt_desktop.core.locations import ModelNotFoundError, resolve_model_path
+
+    if arg is None:
+        raise UsageError("no model given: use -m MODEL (a model folder or .zip)")
+    try:
+        return resolve_model_path(arg)
+    except ModelNotFoundError as exc:
+        raise CLIError(str(exc)) from None
+
+
+# --- shared helpers ------------------------------------------------------------------------------
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "unknown error"
+
+
+def _print_error(message: str) -> None:
+    print(f"{PROG}: error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _utf8_stdout() -> None:
+    """Write UTF-8 whatever the console's code page (never crash on a character)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(encoding="utf-8", errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _fix_arg(text: str) -> str:
+    """An argv string with undecodable bytes (surrogate-escaped on POSIX) -> valid Unicode."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+@contextlib.contextmanager
+def _naming_model(path: Path) -> Iterator[None]:
+    """Say which model a ModelFolderError is about when its message names only a file inside it."""
+    from nmt_desktop.core.model_dir import ModelFolderError
+
+    try:
+        yield
+    except ModelFolderError as exc:
+        if str(path) in str(exc):
+            raise
+        raise CLIError(f"model '{path}': {exc}") from exc
+
+
+def _set_threads(n: int | None) -> None:
+    if n is None:
+        return
+    import torch
+
+    torch.set_num_threads(n)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:  # already set, or parallel work has started
+        pass
+
+
+# --- translate -----------------------------------------------------------------------------------
+
+def _add_translate(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    d = _DECODE_DEFAULTS
+    p = sub.add_parser(
+        "translate", parents=[common], help="translate text given as arguments or on stdin",
+        description="Translate each TEXT argument, or else each line of stdin (one output line per input "
+                    "line; an empty line for an empty input). Plain output is the best translation only; "
+                    "use --json for the n-best list, tokens, scores and attention.")
+    p.add_argument("-m", "--model", metavar="MODEL", help="model folder or .zip, or the name of an installed model (required)")
+    p.add_argument("text", nargs="*", metavar="TEXT", help="inputs to translate (default: read stdin)")
+    g = p.add_argument_group("search")
+    g.add_argument("--beam", type=int, default=d.beam_size, metavar="N",
+                   help=f"beam size; 1 = greedy (default {d.beam_size})")
+    g.add_argument("--nbest", type=int, default=d.nbest, metavar="K",
+                   help="hypotheses kept, <= --beam; plain output prints only the best, --json all K")
+    g.add_argument("--length-penalty", type=float, default=d.length_penalty, metavar="ALPHA",
+                   help=f"GNMT length penalty alpha (default {d.length_penalty})")
+    g.add_argument("--sample", action="store_true", help="sample instead of greedy search (needs --beam 1)")
+    g.add_argument("--temperature", type=float, default=None, metavar="T",
+                   help=f"sampling temperature (default {d.temperature})")
+    g.add_argument("--top-k", type=int, default=None, metavar="K", help="sample from the K most likely tokens")
+    g.add_argument("--top-p", type=float, default=None, metavar="P", help="nucleus sampling threshold in (0, 1]")
+    g.add_argument("--seed", type=int, default=None, metavar="S", help="random seed for reproducible sampling")
+    g.add_argument("--min-len", type=int, default=d.min_length, metavar="N",
+                   help="generate at least N target tokens before </s>")
+    g.add_argument("--max-len-a", type=float, default=d.max_len_a, metavar="A",
+                   help=f"max target tokens = A * source tokens + B (default A={d.max_len_a})")
+    g.add_argument("--max-len-b", type=int, default=d.max_len_b, metavar="B", help=f"(default B={d.max_len_b})")
+    r = p.add_argument_group("running")
+    r.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"stdin lines translated together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
+    r.add_argument("--threads", type=_positive_int, default=None, metavar="N", help="CPU threads for torch")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="one JSON object per input (one line each)")
+    o.add_argument("--no-attention", action="store_true",
+                   help="do not compute attention (faster; omits 'attention' from --json)")
+    o.add_argument("--attention-out", metavar="FILE.npz",
+                   help="save attention_<i>, source_tokens_<i>, target_tokens_<i> per input i (0-based)")
+    p.set_defaults(handler=_cmd_translate)
+
+
+def decode_config(args: argparse.Namespace) -> DecodeConfig:
+    """The DecodeConfig for translate's options; UsageError for values that make no sense."""
+    sampling_opts = [name for name, value in (("--temperature", args.temperature), ("--top-k", args.top_k),
+                                              ("--top-p", args.top_p), ("--seed", args.seed))
+                     if value is not None]
+    if sampling_opts and not args.sample:
+        verb = "applies" if len(sampling_opts) == 1 else "apply"
+        raise UsageError(f"{', '.join(sampling_opts)} only {verb} with --sample")
+    if args.no_attention and args.attention_out:
+        raise UsageError("--attention-out needs attention: drop --no-attention")
+    d = _DECODE_DEFAULTS
+    need_attention = not args.no_attention and (args.json or args.attention_out is not None)
+    try:
+        return DecodeConfig(
+            beam_size=args.beam, nbest=args.nbest, length_penalty=args.length_penalty, sample=args.sample,
+            temperature=d.temperature if args.temperature is None else args.temperature,
+            top_k=d.top_k if args.top_k is None else args.top_k,
+            top_p=d.top_p if args.top_p is None else args.top_p,
+            seed=args.seed, min_length=args.min_len, max_len_a=args.max_len_a, max_len_b=args.max_len_b,
+            attention=need_attention, alternatives=0)  # --json does not report alternatives
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _stdin_lines(stream: BinaryIO) -> Iterator[str]:
+    """Lines of a byte stream as text: UTF-8 (bad bytes replaced), only the trailing newline removed."""
+    for raw in stream:
+        if raw.endswith(b"\r\n"):
+            raw = raw[:-2]
+        elif raw.endswith(b"\n"):
+            raw = raw[:-1]
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Progress:
+    """A tqdm bar on stderr, shown only on a terminal and only once enough lines were done."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.count, self.bar = enabled, 0, None
+
+    def update(self, n: int) -> None:
+        self.count += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled and self.count > PROGRESS_MIN_LINES:
+            from tqdm import tqdm
+
+            self.bar = tqdm(initial=self.count, unit="line", file=sys.stderr, leave=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
+                      ) -> list[tuple[Any | None, str | None]]:
+    """(Translation, None) or (None, error message) per input; one bad input does not stop the rest."""
+    from nmt_desktop.core.translator import InputTooLongError
+
+    try:
+        return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size)]
+    except InputTooLongError:
+        pass
+    results: list[tuple[Any | None, str | None]] = []
+    for text in texts:  # find the culprits one by one
+        try:
+            results.append((translator.translate(text, cfg), None))
+        except InputTooLongError as exc:
+            results.append((None, str(exc)))
+    return results
+
+
+def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace) -> str:
+    if args.json:
+        if translation is None:
+            return json.dumps({"source": text, "error": error}, ensure_ascii=False)
+        return json.dumps(translation.to_json(attention=not args.no_attention), ensure_ascii=False)
+    if translation is None:
+        return ""
+    # keep exactly one output line per input, whatever the model generated
+    return translation.text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def _attention_arrays(i: int, translation: Any | None, layers: int, heads: int) -> dict[str, Any]:
+    """The --attention-out arrays of input i; empty ones for failed, empty or split inputs."""
+    import numpy as np
+
+    attn = None if translation is None else translation.attention
+    src = [] if translation is None else list(translation.source_tokens)
+    tgt = [] if translation is None else list(translation.target_tokens)
+    if attn is None:
+        attn = np.zeros((layers, heads, 0, 0), np.float32)
+    return {f"attention_{i}": np.asarray(attn, dtype=np.float32),
+            f"source_tokens_{i}": np.array(src, dtype=str),
+            f"target_tokens_{i}": np.array(tgt, dtype=str)}
+
+
+def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
+    import numpy as np
+
+    for name, value in arrays.items():  # never write object arrays (they would need pickle to load)
+        assert value.dtype != object, name
+    tmp = path.with_name(path.name + ".part")
+    try:
+        with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a bare name
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _cmd_translate(args: argparse.Namespace) -> int:
+    cfg = decode_config(args)
+    model_path = resolve_model(args.model)
+    attention_out = None if args.attention_out is None else Path(args.attention_out)
+    if attention_out is not None and not attention_out.parent.is_dir():
+        raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
+    _set_threads(args.threads)
+
+    from nmt_desktop.core.translator import Translator
+
+    with _naming_model(model_path):
+        translator = Translator.load(model_path)
+    layers, heads = translator.config.decoder_layers, translator.config.n_heads
+    _utf8_stdout()
+
+    if args.text:
+        inputs: Iterable[str] = [_fix_arg(t) for t in args.text]
+        batch_size, what = args.batch_size, "input"
+        progress = _Progress(False)
+    else:
+        interactive = sys.stdin.isatty()
+        inputs = _stdin_lines(sys.stdin.buffer)
+        batch_size, what = (1 if interactive else args.batch_size), "input line"
+        progress = _Progress(sys.stderr.isatty() and not interactive)
+
+    failures = 0
+    arrays: dict[str, Any] = {}
+    index = 0
+    try:
+        for batch in _batches(inputs, batch_size):
+            results = _translate_inputs(translator, batch, cfg, batch_size)
+            for text, (translation, error) in zip(batch, results):
+                if error is not None:
+                    failures += 1
+                    sys.stdout.flush()
+                    _print_error(f"{what} {index + 1}: {error}")
+                sys.stdout.write(_output_line(text, translation, error, args) + "\n")
+                if attention_out is not None:
+                    arrays.update(_attention_arrays(index, translation, layers, heads))
+                index += 1
+            sys.stdout.flush()
+            progress.update(len(batch))
+    finally:
+        progress.close()
+    if attention_out is not None:
+        _save_npz(attention_out, arrays)
+    return 1 if failures else 0
+
+
+# --- info ----------------------------------------------------------------------------------------
+
+def _add_info(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("info", parents=[common], help="describe a model",
+                       description="Show a model's architecture, parameter count, vocabularies, languages, "
+                                   "size on disk and model card.")
+    p.add_argument("-m", "--model", metavar="MODEL", help="model folder or .zip, or the name of an installed model (required)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_info)
+
+
+def model_info(path: Path) -> dict[str, Any]:
+    """Everything `info` reports about the model at `path`, as JSON-ready data."""
+    from nmt_desktop.core.model_dir import load_model, model_size_bytes
+    from nmt_desktop.core.transformer import count_parameters
+
+    with _naming_model(path):
+        loaded = load_model(path)
+    config = loaded.config
+    pair = loaded.tokenizers
+    files = [pair.FILE_JOINT] if pair.joint else [pair.FILE_SOURCE, pair.FILE_TARGET]
+    return {
+        "path": str(Path(loaded.path).resolve()),
+        "name": loaded.name,
+        "languages": {"source": config.src_lang, "target": config.tgt_lang},
+        "parameters": count_parameters(loaded.model),
+        "size_bytes": model_size_bytes(path),
+        "vocabulary": {"joint": pair.joint, "source_size": pair.source.vocab_size,
+                       "target_size": pair.target.vocab_size, "tokenizer_files": files},
+        "architecture": config.to_dict(),
+        "card": loaded.card,
+    }
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"  # pragma: no cover
+
+
+def _format_info(info: dict[str, Any]) -> str:
+    voc, lang = info["vocabulary"], info["languages"]
+    lines = [
+        f"path:        {info['path']}",
+        f"name:        {info['name'] or '-'}",
+        f"languages:   {lang['source'] or '?'} -> {lang['target'] or '?'}"
+        if lang["source"] or lang["target"] else "languages:   not set",
+        f"parameters:  {info['parameters']:,}",
+        f"size:        {_human_size(info['size_bytes'])} ({info['size_bytes']:,} bytes)",
+        f"vocabulary:  {'joint' if voc['joint'] else 'separate'}, source {voc['source_size']:,}, "
+        f"target {voc['target_size']:,} ({', '.join(voc['tokenizer_files'])})",
+        "architecture:",
+    ]
+    arch = info["architecture"]
+    width = max(map(len, arch))
+    lines += [f"  {k:<{width}}  {json.dumps(v)}" for k, v in arch.items()]
+    card = info["card"]
+    if card:
+        lines.append("card:")
+        for k, v in card.items():
+            lines.append(f"  {k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}")
+    else:
+        lines.append("card:        -")
+    return "\n".join(lines)
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    info = model_info(resolve_model(args.model))
+    _utf8_stdout()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        print(_format_info(info))
+    return 0
+
+
+# --- no subcommand: the desktop app --------------------------------------------------------------
+
+def _run_gui(parser: argparse.ArgumentParser) -> int:
+    try:
+        from nmt_desktop.gui.app import main as gui_main
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("nmt_desktop.gui", "nmt_desktop.gui.app"):
+            raise
+        parser.print_help(sys.stderr)
+        print(f"{PROG}: the desktop app is not part of this build yet; use '{PROG} translate' or "
+              f"'{PROG} info'", file=sys.stderr)
+        return 2
+    return int(gui_main() or 0)
+
+
+# --- parser and main -----------------------------------------------------------------------------
+
+# One entry per subcommand: a function that adds its parser (with `handler` set).
+_SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [
+    _add_translate,
+    _add_info,
+    add_train,
+    add_eval,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Encoder-decoder Transformer machine translation. "
+                                            "Without a subcommand, opens the desktop app.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    # --debug is also accepted after the subcommand; SUPPRESS keeps a subparser from resetting it
+    common = _Parser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks for errors")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for add in _SUBCOMMANDS:
+        add(sub, common)
+    parser.set_defaults(handler=None)
+    return parser
+
+
+def _debug_requested(argv: Sequence[str]) -> bool:
+    args = list(argv)
+    if "--" in args:
+        args = args[: args.index("--")]
+    return "--debug" in args
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    if isinstance(exc, (CLIError, OSError, UnicodeError)):
+        return True
+    for module_name, class_name in _USER_ERRORS:
+        cls = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(cls, type) and isinstance(exc, cls):
+            return True
+    return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script passes it to sys.exit)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug_requested(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        debug = bool(args.debug)
+        if args.handler is None:
+            return _run_gui(parser)
+        return args.handler(args)
+    except UsageError as exc:
+        if debug:
+            traceback.print_exc()
+        _print_error(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the one place that turns any failure into one line
+        if debug:
+            traceback.print_exc()
+        if _is_user_error(exc):
+            _print_error(str(exc))
+        else:
+            _print_error(f"{type(exc).__name__}: {exc} (run with --debug for details)")
+        return 1

@@ -1,0 +1,241 @@
+"""The `train` and `eval` subcommands (registered by nmt_desktop.cli).
+
+`train` flags mirror the fields of `TrainConfig` one to one (`--warmup-steps` <-> `warmup_steps`);
+a `--config FILE.toml` holds the same keys, and flags given on the command line override it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nmt_desktop.core.config import ConfigError, TrainConfig
+
+# Flags whose name differs from the field, or that need help text beyond the field comment.
+_FLAG_NAMES = {"from_model": "--from"}
+_CHOICES = {"preset": ["tiny", "small", "base"], "schedule": ["inverse_sqrt", "constant", "cosine"],
+            "freeze": ["none", "embeddings", "encoder"], "progress": ["bar", "json"],
+            "activation": ["relu", "gelu", "silu"], "norm": ["post", "pre"]}
+_GROUPS = [
+    ("data", ["train", "train_src", "train_tgt", "dev", "dev_src", "dev_tgt", "dev_fraction", "reverse", "src_lang",
+              "tgt_lang", "max_tokens", "out"]),
+    ("model", ["from_model", "preset", "vocab_size", "joint_vocab", "d_model", "n_heads", "encoder_layers",
+               "decoder_layers", "ffn_dim", "activation", "norm", "max_positions", "dropout", "attention_dropout",
+               "freeze"]),
+    ("optimisation", ["lr", "schedule", "warmup_steps", "min_lr", "label_smoothing", "weight_decay", "adam_beta1",
+                      "adam_beta2", "adam_eps", "clip_norm", "batch_tokens", "accum_steps"]),
+    ("limits (the first reached ends the run)", ["max_steps", "epochs", "max_time"]),
+    ("evaluation", ["eval_every", "eval_sentences", "eval_beam", "patience", "samples", "probe", "log_every"]),
+    ("machine and output", ["device", "threads", "seed", "progress"]),
+]
+
+
+def _field_type(field: dataclasses.Field) -> type:
+    text = str(field.type)
+    for name, kind in (("bool", bool), ("int", int), ("float", float)):
+        if text.startswith(name):
+            return kind
+    return str
+
+
+def _flag(name: str) -> str:
+    return _FLAG_NAMES.get(name, "--" + name.replace("_", "-"))
+
+
+def add_train(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "train", parents=[common], help="train a model from scratch or fine-tune one",
+        description="Train from scratch (BPE vocabulary learned from the data) or fine-tune a model folder "
+                    "(--from). Writes OUT/last (resumable checkpoint), OUT/best (best dev BLEU), "
+                    "OUT/train_config.toml and OUT/events.jsonl. Works under torchrun for data parallelism.")
+    p.add_argument("--config", metavar="FILE.toml", help="TOML file with the same keys as these flags")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    fields = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    defaults = TrainConfig()
+    for title, names in _GROUPS:
+        group = p.add_argument_group(title)
+        for name in names:
+            f = fields[name]
+            kind = _field_type(f)
+            default = getattr(defaults, name)
+            help_text = f"(default {default})" if default not in (None, "") else None
+            if kind is bool:
+                group.add_argument(_flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None,
+                                   help=help_text)
+            else:
+                group.add_argument(_flag(name), dest=name, type=kind, default=None, choices=_CHOICES.get(name),
+                                   metavar=None if name in _CHOICES else name.upper(), help=help_text)
+    p.set_defaults(handler=cmd_train)
+
+
+def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """Defaults, then the TOML file, then the flags that were given."""
+    from nmt_desktop.cli import UsageError
+
+    cfg = TrainConfig.from_toml(args.config) if args.config else TrainConfig()
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
+             if getattr(args, f.name, None) is not None}
+    cfg = dataclasses.replace(cfg, **given)
+    try:
+        cfg.validate()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return cfg
+
+
+class _BarReporter:
+    """tqdm bar on stderr for the terminal; evaluation results as lines above it."""
+
+    def __init__(self) -> None:
+        self.bar = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        from tqdm import tqdm
+
+        kind = event["event"]
+        if kind == "start":
+            total = event.get("total_steps")
+            self.bar = tqdm(total=total, initial=event["step"], unit="step", dynamic_ncols=True, file=sys.stderr)
+            tqdm.write(f"training {event['parameters']:,} parameters on {event['device']}: "
+                       f"{event['train_pairs']:,} pairs, {event['dev_pairs']:,} dev pairs, "
+                       f"{event['steps_per_epoch']} steps/epoch, padding {event['padding_fraction']:.1%}",
+                       file=sys.stderr)
+        elif kind == "step" and self.bar is not None:
+            self.bar.update(event["step"] - self.bar.n)
+            self.bar.set_postfix(loss=f"{event['loss']:.3f}", lr=f"{event['lr']:.2e}",
+                                 tok_s=f"{event['tokens_per_s']:.0f}", epoch=event["epoch"])
+        elif kind == "eval":
+            from tqdm import tqdm as t
+
+            t.write(f"step {event['step']}: dev loss {event['dev_loss']:.3f} ppl {event['dev_ppl']:.2f} "
+                    f"BLEU {event['bleu']:.2f} chrF {event['chrf']:.2f}" + ("  (best)" if event["best"] else ""),
+                    file=sys.stderr)
+            for s in event.get("samples", []):
+                t.write(f"  src: {s['source']}\n  ref: {s['reference']}\n  hyp: {s['hypothesis']}", file=sys.stderr)
+        elif kind == "end":
+            if self.bar is not None:
+                self.bar.close()
+            print(f"finished ({event['reason']}) at step {event['step']}: last checkpoint {event['last']}"
+                  + (f", best model {event['best']} (BLEU {event['best_bleu']:.2f})" if event.get("best") else ""),
+                  file=sys.stderr)
+
+
+def _json_reporter(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from nmt_desktop.core.train import Trainer
+
+    cfg = train_config_from_args(args)
+    report = _json_reporter if cfg.progress == "json" else _BarReporter()
+    trainer = Trainer(cfg, report, resume=args.resume)
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        trainer.request_stop("interrupted")
+        signal.signal(signum, signal.SIG_DFL)  # a second signal ends the process at once
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        trainer.run()
+    except Exception as exc:
+        if cfg.progress == "json":
+            _json_reporter({"event": "error", "message": " ".join(str(exc).split()), "type": type(exc).__name__})
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 0
+
+
+# --- eval ------------------------------------------------------------------------------------------
+
+def add_eval(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("eval", parents=[common], help="score a model on a test set (sacreBLEU, chrF)",
+                       description="Translate a test set and score it with sacreBLEU (cased, detokenized, 13a), "
+                                   "chrF, and BLEU on lowercased 13a-tokenized text (to compare with published "
+                                   "numbers).")
+    p.add_argument("-m", "--model", metavar="MODEL", help="model folder, .zip or installed model name")
+    p.add_argument("--test", metavar="FILE", help="TSV (source<TAB>reference) or TMX test set")
+    p.add_argument("--src", metavar="FILE", help="source sentences, one per line (with --ref)")
+    p.add_argument("--ref", metavar="FILE", help="reference translations, one per line (with --src)")
+    p.add_argument("--reverse", action="store_true", help="swap the TSV columns (test the other direction)")
+    p.add_argument("--beam", type=int, default=5, metavar="N", help="beam size (default 5)")
+    p.add_argument("--length-penalty", type=float, default=1.0, metavar="ALPHA", help="(default 1.0)")
+    p.add_argument("--batch-size", type=int, default=32, metavar="N", help="sentences per batch (default 32)")
+    p.add_argument("--max-sentences", type=int, default=0, metavar="N", help="score only the first N (0 = all)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads for torch")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    p.add_argument("--hyps-out", metavar="FILE", help="also write the translations, one per line")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_eval)
+
+
+def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5, length_penalty: float = 1.0,
+                   batch_size: int = 32, device: str = "cpu", progress: bool = False) -> dict[str, Any]:
+    """Translate the sources of `pairs` and score against their references."""
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.metrics import bleu, chrf, tokenized_lowercase_bleu
+    from nmt_desktop.core.translator import Translator
+
+    translator = Translator.load(model_path, device=device)
+    cfg = DecodeConfig(beam_size=beam, length_penalty=length_penalty, attention=False, alternatives=1)
+    sources = [s for s, _ in pairs]
+    hyps: list[str] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(sources), unit="sent", file=sys.stderr, dynamic_ncols=True)
+    t0 = time.perf_counter()
+    chunk = max(batch_size * 8, 1)
+    for start in range(0, len(sources), chunk):
+        part = translator.translate_batch(sources[start: start + chunk], cfg, batch_size=batch_size)
+        hyps.extend(t.text for t in part)
+        if bar is not None:
+            bar.update(len(part))
+    seconds = time.perf_counter() - t0
+    if bar is not None:
+        bar.close()
+    refs = [r for _, r in pairs]
+    b, c = bleu(hyps, refs), chrf(hyps, refs)
+    return {"model": str(model_path), "sentences": len(pairs), "beam": beam,
+            "bleu": round(b.score, 2), "chrf": round(c.score, 2),
+            "bleu_tok_lc": round(tokenized_lowercase_bleu(hyps, refs), 2),
+            "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 2), "seconds": round(seconds, 2),
+            "bleu_signature": b.signature, "chrf_signature": c.signature, "hypotheses": hyps}
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from nmt_desktop.cli import UsageError, _set_threads, resolve_model
+    from nmt_desktop.core.data import CorpusSpec, read_corpus
+
+    if bool(args.test) == bool(args.src or args.ref) or bool(args.src) != bool(args.ref):
+        raise UsageError("give either --test FILE, or --src FILE and --ref FILE")
+    if args.beam < 1:
+        raise UsageError(f"--beam must be >= 1, got {args.beam}")
+    model_path = resolve_model(args.model)
+    _set_threads(args.threads)
+    corpus = read_corpus(CorpusSpec(path=args.test, src_path=args.src, tgt_path=args.ref, reverse=args.reverse))
+    pairs = corpus.pairs[: args.max_sentences] if args.max_sentences else corpus.pairs
+    result = evaluate_model(model_path, pairs, args.beam, args.length_penalty, args.batch_size, args.device,
+                            progress=sys.stderr.isatty())
+    hyps = result.pop("hypotheses")
+    if args.hyps_out:
+        Path(args.hyps_out).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{result['model']}: {result['sentences']} sentences, beam {result['beam']}\n"
+              f"  sacreBLEU        {result['bleu']:.2f}   ({result['bleu_signature']})\n"
+              f"  chrF             {result['chrf']:.2f}   ({result['chrf_signature']})\n"
+              f"  BLEU tok+lc      {result['bleu_tok_lc']:.2f}   (13a-tokenized, lowercased)\n"
+              f"  speed            {result['sentences_per_s']:.1f} sentences/s")
+    return 0

@@ -1,0 +1,56 @@
+"""Where models live: the bundled `models/` folder, the user's data folder, and name lookup."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "nmt-desktop"
+
+
+class ModelNotFoundError(ValueError):
+    """A model given by name is neither a path nor a bundled or user model."""
+
+
+def bundled_models_dir() -> Path:
+    """The repository's (or frozen app's) `models/` folder."""
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+def user_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def user_models_dir() -> Path:
+    return user_data_dir() / "models"
+
+
+def user_runs_dir() -> Path:
+    return user_data_dir() / "runs"
+
+
+def model_search_dirs() -> list[Path]:
+    """Folders searched for a model given by bare name, in order."""
+    return [bundled_models_dir(), user_models_dir()]
+
+
+def resolve_model_path(arg: str) -> Path:
+    """The model folder or .zip meant by `arg`.
+
+    An existing path, or anything that looks like a path (a separator, or ending in .zip), is
+    returned as is (loading reports it if missing). A bare name is looked up as NAME or NAME.zip
+    in `model_search_dirs()`.
+    """
+    path = Path(arg).expanduser()
+    looks_like_path = (os.sep in arg or (os.altsep is not None and os.altsep in arg)
+                       or arg.lower().endswith(".zip") or arg in (".", ".."))
+    if path.exists() or looks_like_path:
+        return path
+    dirs = model_search_dirs()
+    for folder in dirs:
+        for candidate in (folder / arg, folder / f"{arg}.zip"):
+            if candidate.exists():
+                return candidate
+    raise ModelNotFoundError(f"model '{arg}' not found: not a path, and not in {' or '.join(str(d) for d in dirs)}")
