@@ -1,0 +1,523 @@
+"""Training: from scratch or fine-tuning, exact resume, periodic evaluation, DDP under torchrun.
+
+`Trainer(cfg, emit).run()` knows nothing of terminals or windows: it reports progress as event
+dicts through `emit` (the CLI prints them as a tqdm bar or JSON lines) and checks a stop flag
+between optimizer steps (`request_stop()`, wired to SIGINT/SIGTERM by the CLI), after which it
+saves a checkpoint and returns.
+
+Run folder layout: `train_config.toml` (effective config), `last/` (model folder +
+`trainer_state/`, the resume point), `best/` (model folder with the best dev BLEU),
+`events.jsonl` (every progress event).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import platform
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from . import data as D
+from .checkpoint import find_checkpoint, load_trainer_state, save_checkpoint, write_model_atomically
+from .config import PRESETS, ConfigError, DecodeConfig, ModelConfig, TrainConfig
+from .metrics import corpus_bleu, corpus_chrf
+from .locations import resolve_model_path
+from .model_dir import load_model
+from .tokenizer import TokenizerPair
+from .transformer import Transformer, build_model, count_parameters
+from .translator import Translator
+
+Event = dict[str, Any]
+
+
+class TrainingError(RuntimeError):
+    """A run cannot start or continue; the message is one sentence for the user."""
+
+
+def resolve_device(name: str) -> torch.device:
+    """'auto' picks cuda, then mps, then cpu; an explicit device must exist."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise TrainingError(f"unknown device '{name}' (use auto, cpu, cuda, cuda:N or mps)") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise TrainingError(f"device '{name}' was asked for but this PyTorch build sees no CUDA GPU "
+                            f"(torch {torch.__version__}); use --device cpu or install a CUDA build of PyTorch")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise TrainingError("device 'mps' was asked for but Metal is not available here; use --device cpu")
+    return device
+
+
+def learning_rate(step: int, cfg: TrainConfig) -> float:
+    """Learning rate at optimizer step `step` (1-based)."""
+    step = max(step, 1)
+    warm = max(cfg.warmup_steps, 1)
+    if cfg.schedule == "inverse_sqrt":  # the paper's shape, peaking at cfg.lr after warmup
+        return cfg.lr * min(step / warm, math.sqrt(warm / step))
+    if cfg.schedule == "constant":
+        return cfg.lr * min(1.0, step / warm)
+    # cosine: linear warmup, then cosine decay to min_lr at max_steps
+    if step < warm:
+        return cfg.lr * step / warm
+    progress = min(1.0, (step - warm) / max(1, (cfg.max_steps or step) - warm))
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+
+
+@dataclass
+class LoopState:
+    """Where the run is; saved in every checkpoint (JSON) so `--resume` continues exactly."""
+
+    step: int = 0  # optimizer steps done
+    epoch: int = 0  # current epoch (0-based)
+    batch_index: int = 0  # next micro-batch of this epoch's (seeded) batch list
+    tokens: int = 0  # target tokens trained on
+    elapsed: float = 0.0  # training wall time so far, across resumes
+    best_bleu: float = -1.0
+    best_step: int = 0
+    evals_since_best: int = 0
+    last_eval_step: int = 0
+
+
+@dataclass
+class Distributed:
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    @classmethod
+    def from_env(cls) -> "Distributed":
+        return cls(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)),
+                   int(os.environ.get("LOCAL_RANK", 0)))
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False):
+        cfg.validate()
+        self.cfg = cfg
+        self.emit_fn = emit or (lambda e: None)
+        self.resume = resume
+        self.out = Path(cfg.out)
+        self.dist = Distributed.from_env()
+        self.stop_reason: str | None = None
+        self._stop_requested = False
+
+    # --- events -------------------------------------------------------------------------------
+
+    def request_stop(self, reason: str = "interrupted") -> None:
+        """Ask the loop to save and return after the current step (safe from a signal handler)."""
+        self._stop_requested = True
+        self.stop_reason = self.stop_reason or reason
+
+    def emit(self, event: str, **fields: Any) -> None:
+        if not self.dist.main:
+            return
+        ev = {"event": event, "step": self.state.step, "epoch": self.state.epoch, **fields}
+        with open(self.out / "events.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(ev) + "\n")
+        self.emit_fn(ev)
+
+    # --- setup --------------------------------------------------------------------------------
+
+    def _setup_distributed(self) -> None:
+        if self.dist.world > 1 and not dist.is_initialized():
+            backend = "nccl" if self.device.type == "cuda" else "gloo"
+            dist.init_process_group(backend=backend)
+
+    def _read_data(self) -> tuple[D.Corpus, D.Corpus | None]:
+        cfg = self.cfg
+        spec = D.CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
+                            src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
+        train = D.read_corpus(spec)
+        dev = None
+        if cfg.dev or cfg.dev_src:
+            dev = D.read_corpus(D.CorpusSpec(path=cfg.dev, src_path=cfg.dev_src, tgt_path=cfg.dev_tgt,
+                                             reverse=cfg.reverse, src_lang=cfg.src_lang or None,
+                                             tgt_lang=cfg.tgt_lang or None))
+        elif cfg.dev_fraction > 0:
+            train, dev = D.split_dev(train, cfg.dev_fraction, cfg.seed)
+        return train, dev
+
+    def _model_config(self, tokenizers: TokenizerPair) -> ModelConfig:
+        cfg = self.cfg
+        arch = dict(PRESETS[cfg.preset])
+        for name in ("d_model", "n_heads", "encoder_layers", "decoder_layers", "ffn_dim", "activation", "norm",
+                     "max_positions", "dropout", "attention_dropout"):
+            if getattr(cfg, name) is not None:
+                arch[name] = getattr(cfg, name)
+        arch.setdefault("max_positions", max(256, cfg.max_tokens + 2))
+        return ModelConfig(src_vocab_size=tokenizers.source.vocab_size, tgt_vocab_size=tokenizers.target.vocab_size,
+                           shared_vocab=tokenizers.joint, tie_output=True, src_lang=cfg.src_lang, tgt_lang=cfg.tgt_lang,
+                           **arch)
+
+    def _init_model(self, train: D.Corpus) -> tuple[Transformer, TokenizerPair]:
+        """From a checkpoint (resume), a model folder (fine-tune) or scratch (tokenizers trained here)."""
+        cfg = self.cfg
+        last = self.out / "last"
+        ckpt = find_checkpoint(last)
+        if self.resume and ckpt is not None:
+            self._resume_from = ckpt
+            loaded = load_model(ckpt)
+            return loaded.model, loaded.tokenizers
+        if ckpt is not None:
+            raise TrainingError(f"{self.out} already holds a training run; use --resume to continue it "
+                                f"or choose another --out")
+        self._resume_from = None
+        if cfg.from_model:
+            loaded = load_model(resolve_model_path(cfg.from_model))
+            overrides = {k: getattr(cfg, k) for k in ("dropout", "attention_dropout") if getattr(cfg, k) is not None}
+            mcfg = dataclasses.replace(loaded.config, **overrides) if overrides else loaded.config
+            model = Transformer(mcfg)
+            model.load_state_dict(loaded.model.state_dict())
+            return model, loaded.tokenizers
+        tok_dir = self.out / "tokenizer"
+        if self.dist.main:
+            tokenizers = D.train_tokenizers(train.pairs, cfg.vocab_size, cfg.joint_vocab)
+            tokenizers.save(tok_dir)
+        self._barrier()
+        tokenizers = TokenizerPair.load(tok_dir)
+        return build_model(self._model_config(tokenizers), seed=cfg.seed), tokenizers
+
+    def _freeze(self, model: Transformer) -> None:
+        if self.cfg.freeze == "embeddings":
+            model.tgt_embed.weight.requires_grad_(False)
+            if model.src_embed is not None:
+                model.src_embed.weight.requires_grad_(False)
+        elif self.cfg.freeze == "encoder":
+            for module in [*model.encoder_layers, model.encoder_norm, model.src_embed]:
+                if module is not None:
+                    module.requires_grad_(False)
+
+    def _barrier(self) -> None:
+        if dist.is_initialized():
+            dist.barrier()
+
+    def setup(self) -> None:
+        cfg = self.cfg
+        self.state = LoopState()
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.device = resolve_device(cfg.device)
+        if self.device.type == "cuda" and self.dist.world > 1:
+            self.device = torch.device("cuda", self.dist.local_rank)
+            torch.cuda.set_device(self.device)
+        self._setup_distributed()
+        self.out.mkdir(parents=True, exist_ok=True)
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        train, dev = self._read_data()
+        model, self.tokenizers = self._init_model(train)
+        self._freeze(model)
+        self.model = model.to(self.device)
+        self.config = model.config
+        self.train_data = D.encode_pairs(train.pairs, self.tokenizers, self.config, cfg.max_tokens)
+        self.dev_pairs = dev.pairs if dev is not None else []
+        self.dev_data = D.encode_pairs(self.dev_pairs, self.tokenizers, self.config, cfg.max_tokens) if dev else None
+        params = [p for p in model.parameters() if p.requires_grad]
+        fused = self.device.type == "cuda"
+        self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2),
+                                           eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
+                                           **({"fused": True} if fused else {}))
+        if self._resume_from is not None:
+            saved = load_trainer_state(self._resume_from, self.optimizer)
+            known = {f.name for f in dataclasses.fields(LoopState)}
+            self.state = LoopState(**{k: v for k, v in saved.items() if k in known})
+        self.ddp_model = model
+        if self.dist.world > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.ddp_model = DistributedDataParallel(
+                model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+        if self.dist.main:
+            (self.out / "train_config.toml").write_text(cfg.to_toml(), encoding="utf-8")
+        self.autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda"
+                         else torch.autocast("cpu", enabled=False))
+        self.train_stats, self.dev_stats = train.stats, (dev.stats if dev else None)
+
+    # --- the loop -------------------------------------------------------------------------------
+
+    def _epoch_batches(self, epoch: int) -> list[D.Batch]:
+        batches = D.batches_for_epoch(self.train_data, self.cfg.batch_tokens, self.cfg.seed, epoch)
+        if self.dist.world > 1:
+            batches = D.shard_batches(batches, self.dist.rank, self.dist.world)
+        return batches
+
+    def _steps_per_epoch(self) -> int:
+        return max(1, len(self._epoch_batches(0)) // self.cfg.accum_steps)
+
+    def _total_steps(self, steps_per_epoch: int) -> int | None:
+        limits = []
+        if self.cfg.max_steps:
+            limits.append(self.cfg.max_steps)
+        if self.cfg.epochs:
+            limits.append(math.ceil(self.cfg.epochs * steps_per_epoch))
+        return min(limits) if limits else None
+
+    def _limit_reached(self, total_steps: int | None) -> str | None:
+        if total_steps is not None and self.state.step >= total_steps:
+            return "max_steps" if self.cfg.max_steps and self.state.step >= self.cfg.max_steps else "epochs"
+        if self.cfg.max_time and self.state.elapsed >= self.cfg.max_time:
+            return "max_time"
+        return None
+
+    def _train_step(self, micro: list[D.Batch]) -> tuple[float, float, int]:
+        """One optimizer step over micro-batches; returns (loss per token, grad norm, target tokens)."""
+        model, cfg = self.ddp_model, self.cfg
+        ntok = sum(b.n_tgt_tokens for b in micro)
+        loss_total = 0.0
+        for i, batch in enumerate(micro):
+            src, tgt_in, tgt_out = (t.to(self.device, non_blocking=True) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+            sync = i == len(micro) - 1 or self.dist.world == 1
+            ctx = model.no_sync() if not sync else _nullcontext()
+            with ctx:
+                with self.autocast:
+                    logits = model(src, tgt_in)  # (B, T, V)
+                loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                                       ignore_index=self.config.pad_id, label_smoothing=cfg.label_smoothing,
+                                       reduction="sum")
+                (loss / ntok).backward()
+            loss_total += float(loss.detach())
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if cfg.clip_norm > 0:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.clip_norm))
+        else:
+            grad_norm = float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params if p.grad is not None])))
+        lr = learning_rate(self.state.step + 1, cfg)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return loss_total / max(ntok, 1), grad_norm, ntok
+
+    def _should_stop_all(self) -> bool:
+        """True on every rank when any rank was asked to stop."""
+        flag = self._stop_requested
+        if dist.is_initialized():
+            t = torch.tensor([1.0 if flag else 0.0], device=self.device if self.device.type == "cuda" else "cpu")
+            dist.all_reduce(t, op=dist.ReduceOp.MAX)
+            flag = bool(t.item() > 0)
+            if flag and self.stop_reason is None:
+                self.stop_reason = "interrupted"
+        return flag
+
+    def run(self) -> dict[str, Any]:
+        """Train until a limit, early stopping or a stop request; returns the final event."""
+        self.setup()
+        cfg, st = self.cfg, self.state
+        steps_per_epoch = self._steps_per_epoch()
+        total = self._total_steps(steps_per_epoch)
+        self.emit("start", resumed=self._resume_from is not None, device=str(self.device), world_size=self.dist.world,
+                  parameters=count_parameters(self.model), model=self.config.to_dict(),
+                  train_pairs=len(self.train_data), dev_pairs=len(self.dev_pairs),
+                  skipped=self._skip_counts(), steps_per_epoch=steps_per_epoch, total_steps=total,
+                  padding_fraction=round(D.padding_fraction(self._epoch_batches(st.epoch)), 4),
+                  config=cfg.to_dict(), out=str(self.out))
+        reason = self._limit_reached(total)
+        window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+        last_tick = time.perf_counter()
+        while reason is None:
+            batches = self._epoch_batches(st.epoch)
+            if len(batches) < cfg.accum_steps:
+                raise TrainingError(f"an epoch has only {len(batches)} batches, fewer than accum_steps "
+                                    f"({cfg.accum_steps}); lower --accum-steps or --batch-tokens")
+            if self.dist.world > 1 and st.batch_index == 0 and st.epoch == 0:
+                self._record_shard(batches)
+            while st.batch_index + cfg.accum_steps <= len(batches):
+                micro = batches[st.batch_index: st.batch_index + cfg.accum_steps]
+                self.model.train()
+                loss, grad_norm, ntok = self._train_step(micro)
+                st.batch_index += cfg.accum_steps
+                st.step += 1
+                st.tokens += ntok * self.dist.world
+                now = time.perf_counter()
+                st.elapsed += now - last_tick
+                last_tick = now
+                window_tokens += ntok * self.dist.world
+                window_loss += loss
+                window_steps += 1
+                if st.step % cfg.log_every == 0 or st.step == 1:
+                    dt = max(now - window_start, 1e-9)
+                    tps = window_tokens / dt
+                    self.emit("step", loss=round(window_loss / window_steps, 5), lr=learning_rate(st.step, cfg),
+                              grad_norm=round(grad_norm, 4), tokens_per_s=round(tps, 1),
+                              eta_s=self._eta(total, dt / window_steps), elapsed_s=round(st.elapsed, 2),
+                              total_steps=total)
+                    window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+                reason = self._limit_reached(total)
+                stop = self._should_stop_all()
+                if st.step % cfg.eval_every == 0 or (reason is not None) or stop:
+                    early = self._evaluate_and_save(final=reason is not None or stop)
+                    last_tick = time.perf_counter()
+                    if early and reason is None:
+                        reason = "early_stop"
+                if stop:
+                    reason = self.stop_reason or "interrupted"
+                if reason is not None:
+                    break
+            else:
+                st.epoch += 1
+                st.batch_index = 0
+                continue
+        end = self.emit_end(reason)
+        if dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
+        return end
+
+    def emit_end(self, reason: str) -> dict[str, Any]:
+        st = self.state
+        end = {"event": "end", "reason": reason, "step": st.step, "epoch": st.epoch, "best_bleu": st.best_bleu,
+               "best_step": st.best_step, "elapsed_s": round(st.elapsed, 2),
+               "last": str(self.out / "last"), "best": str(self.out / "best") if (self.out / "best").exists() else None}
+        self.emit("end", **{k: v for k, v in end.items() if k not in ("event", "step", "epoch")})
+        return end
+
+    def _eta(self, total: int | None, sec_per_step: float) -> float | None:
+        etas = []
+        if total is not None:
+            etas.append(max(0, total - self.state.step) * sec_per_step)
+        if self.cfg.max_time:
+            etas.append(max(0.0, self.cfg.max_time - self.state.elapsed))
+        return round(min(etas), 1) if etas else None
+
+    def _skip_counts(self) -> dict[str, int]:
+        s = self.train_stats
+        return {"empty": s.skipped_empty, "long": s.skipped_long + self.train_data.dropped_long}
+
+    def _record_shard(self, batches: list[D.Batch]) -> None:
+        """Write which batches this rank sees (first few fingerprints), to verify sharding."""
+        shard_dir = self.out / "shards"
+        shard_dir.mkdir(parents=True, exist_ok=True)
+        prints = [int(b.src.sum()) * 1000003 + int(b.tgt_out.sum()) for b in batches[:20]]
+        (shard_dir / f"rank{self.dist.rank}.json").write_text(
+            json.dumps({"rank": self.dist.rank, "world_size": self.dist.world, "batches": len(batches),
+                        "fingerprints": prints}), encoding="utf-8")
+
+    # --- evaluation and checkpoints ---------------------------------------------------------------
+
+    def _evaluate_and_save(self, final: bool) -> bool:
+        """Evaluate on dev (rank 0), keep best and last; returns True when patience ran out."""
+        st, cfg = self.state, self.cfg
+        early = False
+        if self.dist.main:
+            metrics = self.evaluate() if self.dev_pairs else {}
+            improved = bool(metrics) and metrics["bleu"] > st.best_bleu
+            if metrics:
+                st.last_eval_step = st.step
+                if improved:
+                    st.best_bleu, st.best_step, st.evals_since_best = metrics["bleu"], st.step, 0
+                else:
+                    st.evals_since_best += 1
+                early = cfg.patience > 0 and st.evals_since_best >= cfg.patience
+                self.emit("eval", **metrics, best=improved, best_bleu=st.best_bleu, best_step=st.best_step)
+            card = self._card(metrics)
+            if improved or (not self.dev_pairs and final):
+                write_model_atomically(self.out / "best", self.model, self.tokenizers, card)
+            save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st))
+            self.emit("checkpoint", last=str(self.out / "last"),
+                      best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step)
+        if dist.is_initialized():
+            flag = torch.tensor([1.0 if early else 0.0], device=self.device if self.device.type == "cuda" else "cpu")
+            dist.broadcast(flag, 0)
+            early = bool(flag.item() > 0)
+        return early
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, Any]:
+        """Dev loss and perplexity (teacher forced), BLEU and chrF of decodes, samples, probe attention."""
+        cfg, model = self.cfg, self.model
+        model.eval()
+        nll, ntok = 0.0, 0
+        for batch in D.make_batches(self.dev_data, cfg.batch_tokens, shuffle=False):
+            src, tgt_in, tgt_out = (t.to(self.device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+            with self.autocast:
+                logits = model(src, tgt_in)
+            nll += float(F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                                         ignore_index=self.config.pad_id, reduction="sum"))
+            ntok += batch.n_tgt_tokens
+        dev_loss = nll / max(ntok, 1)
+        pairs = self.dev_pairs[: cfg.eval_sentences] if cfg.eval_sentences else self.dev_pairs
+        translator = Translator(model, self.tokenizers)
+        t0 = time.perf_counter()
+        decode_cfg = DecodeConfig(beam_size=cfg.eval_beam, attention=False, alternatives=1)
+        hyps = [t.text for t in translator.translate_batch([s for s, _ in pairs], decode_cfg, batch_size=64)]
+        refs = [r for _, r in pairs]
+        out: dict[str, Any] = {
+            "dev_loss": round(dev_loss, 5), "dev_ppl": round(math.exp(min(dev_loss, 50.0)), 3),
+            "bleu": round(corpus_bleu(hyps, refs), 3), "chrf": round(corpus_chrf(hyps, refs), 3),
+            "decode_s": round(time.perf_counter() - t0, 2), "sentences": len(pairs),
+            "samples": [{"source": s, "reference": r, "hypothesis": h}
+                        for (s, r), h in list(zip(pairs, hyps))[: cfg.samples]],
+        }
+        if cfg.probe:
+            probe = translator.translate(cfg.probe, DecodeConfig(beam_size=1))
+            out["probe"] = {"source": cfg.probe, "translation": probe.text, "source_tokens": probe.source_tokens,
+                            "target_tokens": probe.target_tokens,
+                            "attention": None if probe.attention is None else probe.attention.round(4).tolist()}
+        model.train()
+        return out
+
+    def _card(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        cfg, st = self.cfg, self.state
+        data = {"train": cfg.train or [cfg.train_src, cfg.train_tgt], "dev": cfg.dev or ([cfg.dev_src, cfg.dev_tgt] if cfg.dev_src else None),
+                "train_pairs": len(self.train_data), "dev_pairs": len(self.dev_pairs),
+                "reverse": cfg.reverse}
+        card = {
+            "name": self.out.name, "src_lang": self.config.src_lang, "tgt_lang": self.config.tgt_lang,
+            "data": data, "fine_tuned_from": cfg.from_model,
+            "training": {"steps": st.step, "epochs": round(st.step / max(1, self._steps_per_epoch_cached()), 3),
+                         "target_tokens": st.tokens, "wall_time_s": round(st.elapsed, 1),
+                         "device": str(self.device), "hardware": _hardware(self.device), "world_size": self.dist.world,
+                         "torch": torch.__version__},
+            "parameters": count_parameters(self.model),
+        }
+        if metrics:
+            card["dev"] = {k: metrics[k] for k in ("bleu", "chrf", "dev_loss", "dev_ppl") if k in metrics}
+            card["dev"]["step"] = st.step
+        return card
+
+    def _steps_per_epoch_cached(self) -> int:
+        if not hasattr(self, "_spe"):
+            self._spe = self._steps_per_epoch()
+        return self._spe
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _hardware(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads"
+
+
+def train(cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False) -> dict[str, Any]:
+    """Convenience wrapper: build a Trainer and run it."""
+    return Trainer(cfg, emit, resume).run()
+
+
+__all__ = ["Trainer", "TrainingError", "train", "learning_rate", "resolve_device", "ConfigError"]
