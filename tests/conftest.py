@@ -33,7 +33,7 @@ def tiny_trained():
     """(model, tokenizers): a tiny Transformer trained a few hundred steps on the synthetic task."""
     from tiny_models import trained_tiny_model
 
-    return trained_tiny_model(steps=200)
+    return trained_tiny_model(steps=300)
 
 
 @pytest.fixture(scope="session")

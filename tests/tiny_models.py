@@ -55,6 +55,7 @@ def train_tiny(model: Transformer, tokenizers: TokenizerPair, steps: int = 300, 
     torch.manual_seed(seed)
     pairs = synthetic_pairs(2000, seed=seed + 10)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    warmup = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 50))
     rng = random.Random(seed)
     model.train()
     for _ in range(steps):
@@ -70,6 +71,7 @@ def train_tiny(model: Transformer, tokenizers: TokenizerPair, steps: int = 300, 
         opt.zero_grad()
         loss.backward()
         opt.step()
+        warmup.step()
     return model.eval()
 
 

@@ -30,6 +30,7 @@ class KVCache:
         self.layers = layers
         self.src_mask = src_mask  # (B, 1, 1, S) bool, or None when no source position is padding
         self.length = length
+        self.output_t: Tensor | None = None  # (D, V) output matrix, transposed for fast decoding steps
 
     @classmethod
     def create(cls, cross_kv: list[tuple[Tensor, Tensor]], src_mask: Tensor | None,

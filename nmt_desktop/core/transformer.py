@@ -136,9 +136,17 @@ class Transformer(nn.Module):
         return EncoderOutput(x, mask, self_attention)
 
     def start_cache(self, enc: EncoderOutput, capacity: int = 64) -> KVCache:
-        """A cache holding each decoder layer's cross-attention K/V of this source."""
+        """A cache holding each decoder layer's cross-attention K/V of this source.
+
+        Outside autograd it also holds a transposed copy of the output matrix for `project`,
+        made once per search so it can never go stale when weights change between searches.
+        """
         cross_kv = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
-        return KVCache.create(cross_kv, enc.src_mask, capacity)
+        cache = KVCache.create(cross_kv, enc.src_mask, capacity)
+        if not torch.is_grad_enabled():
+            weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
+            cache.output_t = weight.detach().t().contiguous()  # (D, V)
+        return cache
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
@@ -170,30 +178,24 @@ class Transformer(nn.Module):
             x = x[:, -1:]
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        logits = self.project(x)  # (B, t, V)
+        logits = self.project(x, None if cache is None else cache.output_t)  # (B, t, V)
         return DecoderOutput(
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
             torch.stack(self_ws, dim=1) if need_self else None,  # (B, L, H, t, past + t)
         )
 
-    def project(self, x: Tensor) -> Tensor:
-        """Decoder states (B, T, D) -> logits (B, T, V)."""
-        weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
-        if torch.is_grad_enabled() or x.shape[0] * x.shape[1] > 64:
-            return F.linear(x, weight, self.logits_bias)
-        # Decoding a few rows: a contiguous (D, V) copy makes this matrix-vector product about 2x
-        # faster on CPU (benchmarks/RESULTS.md). The copy is rebuilt whenever the weight changes.
-        logits = x @ self._transposed_output(weight)  # (B, T, V)
-        return logits if self.logits_bias is None else logits + self.logits_bias
+    def project(self, x: Tensor, output_t: Tensor | None = None) -> Tensor:
+        """Decoder states (B, T, D) -> logits (B, T, V).
 
-    def _transposed_output(self, weight: Tensor) -> Tensor:
-        key = (weight.data_ptr(), weight._version, weight.device, weight.dtype)
-        cached = self.__dict__.get("_output_t")
-        if cached is None or cached[0] != key:
-            cached = (key, weight.detach().t().contiguous())  # (D, V)
-            self.__dict__["_output_t"] = cached
-        return cached[1]
+        output_t: an optional contiguous (D, V) copy of the output matrix (see `start_cache`); for
+        the few rows of a decoding step it makes the product about 2x faster on CPU.
+        """
+        if output_t is not None and x.shape[0] * x.shape[1] <= 64:
+            logits = x @ output_t  # (B, T, V)
+            return logits if self.logits_bias is None else logits + self.logits_bias
+        weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
+        return F.linear(x, weight, self.logits_bias)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         """Teacher-forced logits (B, T, V) for source (B, S) and right-padded decoder input (B, T)."""

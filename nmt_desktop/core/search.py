@@ -1,0 +1,372 @@
+"""Decoding as functions over a model: greedy, sampling and beam search.
+
+Each search is a generator over a batch of sources that yields one `BatchStep` per target
+position, carrying every layer's and head's cross-attention for the token just chosen. Beam search
+keeps back-pointers so each finished hypothesis gets its own attention history, traced through
+the beam. `Translator` (translator.py) turns these into user-facing `Step` and `Translation`
+objects. Work runs under `torch.inference_mode()` only between yields, so a consumer that stops
+early leaks no state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .cache import KVCache
+from .config import DecodeConfig
+from .transformer import Transformer
+
+
+@dataclass
+class BatchStep:
+    """What the search chose at one target position, for each live row it reports on.
+
+    rows: the batch indices (sentences) that produced a token at this step.
+    For beam search the row's token is that of its current best live hypothesis and
+    `prefixes[i]` holds that whole hypothesis (the best beam can change between steps).
+    """
+
+    index: int
+    rows: list[int]
+    token_ids: list[int]
+    logprobs: list[float]
+    alt_ids: np.ndarray  # (R, k) int64
+    alt_logprobs: np.ndarray  # (R, k) float32
+    cross_attention: np.ndarray | None  # (R, L, H, S) float32
+    self_attention: np.ndarray | None  # (R, L, H, index + 1) float32
+    prefixes: list[list[int]] | None = None
+
+
+@dataclass
+class Hyp:
+    """A finished (or cut-off) hypothesis with its per-step records."""
+
+    token_ids: list[int]
+    token_logprobs: list[float]
+    score: float  # length-normalised log-probability
+    finished: bool  # ended with </s> (False: hit the max length)
+    alt_ids: np.ndarray  # (T, k)
+    alt_logprobs: np.ndarray  # (T, k)
+    cross_attention: np.ndarray | None  # (L, H, T, S)
+    self_attention: np.ndarray | None  # (L, H, T, T) lower-triangular, zero-padded
+    beam_tree: list[dict] | None = None
+
+
+def length_normalise(logprob: float, length: int, alpha: float) -> float:
+    """GNMT length penalty: logprob / ((5 + length) / 6) ** alpha."""
+    return logprob / (((5.0 + length) / 6.0) ** alpha) if alpha else logprob
+
+
+def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int) -> Tensor:
+    """(R, V) logits -> float32 log-probabilities with </s> suppressed before min_length."""
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    if index < cfg.min_length:
+        logprobs[:, eos_id] = float("-inf")
+    return logprobs
+
+
+def _sample(logprobs: Tensor, cfg: DecodeConfig, generator: torch.Generator) -> Tensor:
+    """Draw one token per row from tempered, top-k / top-p filtered log-probs (R, V) -> (R,)."""
+    scores = logprobs / cfg.temperature
+    if cfg.top_k and cfg.top_k < scores.shape[-1]:
+        kth = torch.topk(scores, cfg.top_k, dim=-1).values[:, -1:]  # (R, 1)
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if cfg.top_p < 1.0:
+        sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
+        probs = torch.softmax(sorted_scores, dim=-1)
+        drop = probs.cumsum(-1) - probs >= cfg.top_p  # keep the smallest prefix reaching top_p
+        sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
+        scores = torch.full_like(scores, float("-inf")).scatter(-1, order, sorted_scores)
+    probs = torch.softmax(scores, dim=-1)
+    return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(logprobs.device)
+
+
+def _alternatives(logprobs: Tensor, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k token ids and log-probs per row: two (R, k) arrays."""
+    k = max(1, min(k, logprobs.shape[-1]))
+    top = torch.topk(logprobs, k, dim=-1)
+    return top.indices.cpu().numpy(), top.values.cpu().numpy().astype(np.float32)
+
+
+def _attn(out_attention: Tensor | None) -> np.ndarray | None:
+    """(R, L, H, 1, S) attention of the newest position -> (R, L, H, S) float32 numpy."""
+    return None if out_attention is None else out_attention[:, :, :, -1].float().cpu().numpy()
+
+
+def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source: int,
+             max_len: int) -> tuple[KVCache, Tensor, np.ndarray | None]:
+    """Encode once, replicate each source `rows_per_source` times, and start the cache."""
+    enc = model.encode(src, need_weights=cfg.self_attention)
+    enc_attn = None if enc.self_attention is None else enc.self_attention.float().cpu().numpy()
+    if rows_per_source > 1:
+        idx = torch.arange(src.shape[0], device=src.device).repeat_interleave(rows_per_source)
+        enc.memory = enc.memory.index_select(0, idx)
+        if enc.src_mask is not None:
+            enc.src_mask = enc.src_mask.index_select(0, idx)
+    cache = model.start_cache(enc, capacity=max_len + 1)
+    start = torch.full((enc.memory.shape[0], 1), model.config.decoder_start_id, dtype=torch.long, device=src.device)
+    return cache, start, enc_attn
+
+
+def max_target_length(model: Transformer, src: Tensor, cfg: DecodeConfig) -> int:
+    """Longest target for this batch: a * (longest real source length) + b, within max_positions."""
+    return max(max_target_lengths(model, src, cfg))
+
+
+def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[int]:
+    """Each source's own target limit a * (its real length) + b, within max_positions.
+
+    Per row, so a sentence decodes the same in a batch as alone (longer batch-mates do not raise
+    its limit).
+    """
+    src_lens = (src != model.config.pad_id).sum(-1).tolist()
+    return [cfg.max_length(int(n), model.config.max_positions) for n in src_lens]
+
+
+def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
+                     head_mask: Tensor | None = None) -> Iterator[BatchStep]:
+    """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
+
+    Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
+    Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
+    """
+    eos = model.config.eos_id
+    max_lens = max_target_lengths(model, src, cfg)
+    max_len = max(max_lens)
+    generator = torch.Generator()  # private: never reseed torch's global generator
+    if cfg.seed is not None:
+        generator.manual_seed(cfg.seed)
+    else:
+        generator.seed()
+    with torch.inference_mode():
+        cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len)
+    alive = list(range(src.shape[0]))  # batch rows still decoding, in cache order
+    hm = head_mask
+    for index in range(max_len):
+        with torch.inference_mode():
+            out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
+                               head_mask=hm)
+            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (R, V)
+            tokens = _sample(logprobs, cfg, generator) if cfg.sample else logprobs.argmax(-1)  # (R,)
+            chosen = logprobs.gather(1, tokens[:, None]).squeeze(1)
+            alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
+            step = BatchStep(index, list(alive), tokens.tolist(), chosen.tolist(), alt_ids, alt_lp,
+                             _attn(out.cross_attention), _attn(out.self_attention))
+        yield step
+        # Rows go on unless they chose </s> or reached their own max length (cut off).
+        keep = [i for i, (t, row) in enumerate(zip(step.token_ids, alive))
+                if t != eos and index + 1 < max_lens[row]]
+        if not keep:
+            break
+        if len(keep) < len(alive):
+            keep_t = torch.tensor(keep, device=src.device)
+            with torch.inference_mode():
+                cache.reorder(keep_t)
+            tokens = tokens.index_select(0, keep_t)
+            alive = [alive[i] for i in keep]
+            if hm is not None and hm.dim() == 3:
+                hm = hm.index_select(0, keep_t)
+        prev = tokens[:, None]
+    return enc_attn
+
+
+def collect_greedy(steps: Iterator[BatchStep], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hyp]:
+    """Run a greedy/sampling search to the end and assemble one `Hyp` per row."""
+    per_row: list[list[tuple[int, float, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]] = [
+        [] for _ in range(batch)]
+    for step in steps:
+        for j, row in enumerate(step.rows):
+            per_row[row].append((
+                step.token_ids[j], step.logprobs[j], step.alt_ids[j], step.alt_logprobs[j],
+                None if step.cross_attention is None else step.cross_attention[j],
+                None if step.self_attention is None else step.self_attention[j]))
+    return [_hyp_from_records(records, cfg, eos_id) for records in per_row]
+
+
+def _hyp_from_records(records: list, cfg: DecodeConfig, eos_id: int, score: float | None = None) -> Hyp:
+    ids = [r[0] for r in records]
+    lps = [r[1] for r in records]
+    finished = bool(ids) and ids[-1] == eos_id
+    if score is None:
+        score = length_normalise(sum(lps), len(ids), cfg.length_penalty)
+    k = max(1, cfg.alternatives)
+    alt_ids = np.stack([r[2] for r in records]) if records else np.zeros((0, k), np.int64)
+    alt_lp = np.stack([r[3] for r in records]) if records else np.zeros((0, k), np.float32)
+    cross = None
+    if records and records[0][4] is not None:
+        cross = np.stack([r[4] for r in records], axis=2)  # (L, H, T, S)
+    self_attn = None
+    if records and records[0][5] is not None:
+        T = len(records)
+        L, H = records[0][5].shape[:2]
+        self_attn = np.zeros((L, H, T, T), np.float32)
+        for t, r in enumerate(records):
+            self_attn[:, :, t, : t + 1] = r[5]
+    return Hyp(ids, lps, score, finished, alt_ids, alt_lp, cross, self_attn)
+
+
+@dataclass
+class _BeamRecord:
+    """One step of beam search for all B*K rows: chosen tokens and where they came from."""
+
+    tokens: list[int]  # (B*K,)
+    parents: list[int]  # (B*K,) row index in the previous step
+    logprobs: list[float]  # (B*K,) log-prob of the token
+    alt_ids: np.ndarray  # (B*K, k)
+    alt_logprobs: np.ndarray  # (B*K, k)
+    cross: np.ndarray | None  # (B*K, L, H, S) attention when the row's token was chosen (parent's query)
+    self_attn: np.ndarray | None  # (B*K, L, H, t + 1)
+
+
+@dataclass
+class _Finished:
+    score: float
+    step: int  # index of the record holding its last token
+    row: int  # row within that record (before the eos token, which is stored separately)
+    eos_logprob: float | None  # log-prob of the closing </s>, None if cut off at max length
+    eos_alts: tuple[np.ndarray, np.ndarray] | None = None
+    eos_cross: np.ndarray | None = None
+    eos_self: np.ndarray | None = None
+
+
+@dataclass
+class BeamState:
+    """Everything beam search knows; `results` is filled when the search ends."""
+
+    records: list[_BeamRecord] = field(default_factory=list)
+    finished: list[list[_Finished]] = field(default_factory=list)
+    results: list[list[Hyp]] = field(default_factory=list)
+    encoder_attention: np.ndarray | None = None
+
+
+def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
+                head_mask: Tensor | None = None) -> Iterator[BatchStep]:
+    """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
+
+    A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
+    length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
+    so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s.
+    """
+    B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
+    max_lens = max_target_lengths(model, src, cfg)
+    max_len = max(max_lens)
+    with torch.inference_mode():
+        cache, prev, state.encoder_attention = _prepare(model, src, cfg, K, max_len)
+        scores = torch.full((B, K), float("-inf"), device=src.device)
+        scores[:, 0] = 0.0  # only one live beam at the start, so no duplicates
+    hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask
+    state.finished = [[] for _ in range(B)]
+    done = [False] * B
+    for index in range(max_len):
+        with torch.inference_mode():
+            out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
+                               head_mask=hm)
+            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (B*K, V)
+            V = logprobs.shape[-1]
+            cand = (scores.view(-1, 1) + logprobs).view(B, K * V)  # (B, K*V)
+            top_scores, top_idx = torch.topk(cand, min(2 * K, K * V), dim=-1)  # (B, 2K)
+            alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
+            cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
+        top_scores_l, top_idx_l = top_scores.tolist(), top_idx.tolist()
+        new_tokens, new_parents, new_scores, new_lps = [], [], [], []
+        for b in range(B):
+            beams: list[tuple[int, int, float, float]] = []  # (token, parent row, score, token logprob)
+            if not done[b]:
+                for rank, (s, flat) in enumerate(zip(top_scores_l[b], top_idx_l[b])):
+                    if s == float("-inf"):
+                        break
+                    parent, token = b * K + flat // V, flat % V
+                    token_lp = float(logprobs[parent, token])
+                    if token == eos:
+                        if rank < K:
+                            state.finished[b].append(_Finished(
+                                length_normalise(s, index + 1, cfg.length_penalty), index - 1, parent, token_lp,
+                                (alt_ids[parent], alt_lp[parent]),
+                                None if cross is None else cross[parent],
+                                None if self_attn is None else self_attn[parent]))
+                    else:
+                        beams.append((token, parent, s, token_lp))
+                    if len(beams) == K or len(state.finished[b]) >= K:
+                        break
+                if len(state.finished[b]) >= K or not beams:
+                    done[b] = True
+            while len(beams) < K:  # pad finished sentences / short candidate lists with dead beams
+                beams.append((eos, b * K, float("-inf"), 0.0))
+            if not done[b] and index + 1 >= max_lens[b]:
+                # This sentence's own max length: its live hypotheses end here, cut off.
+                for j, (_, _, s, _) in enumerate(beams):
+                    if s != float("-inf"):
+                        state.finished[b].append(_Finished(length_normalise(s, index + 1, cfg.length_penalty),
+                                                           index, b * K + j, None))
+                done[b] = True
+            for token, parent, s, lp in beams:
+                new_tokens.append(token)
+                new_parents.append(parent)
+                new_scores.append(s)
+                new_lps.append(lp)
+        parents_np = np.asarray(new_parents)
+        state.records.append(_BeamRecord(
+            new_tokens, new_parents, new_lps, alt_ids[parents_np], alt_lp[parents_np],
+            None if cross is None else cross[parents_np],
+            None if self_attn is None else self_attn[parents_np]))
+        yield _best_live_step(state, index, B, K, new_scores, done)
+        if all(done):
+            break
+        with torch.inference_mode():
+            parent_t = torch.tensor(new_parents, device=src.device)
+            cache.reorder(parent_t, cross=False)
+            scores = torch.tensor(new_scores, device=src.device).view(B, K)
+            prev = torch.tensor(new_tokens, device=src.device)[:, None]
+    # Every sentence is done here: hypotheses alive at a sentence's max length were finalised as
+    # cut off in the step that reached it.
+    state.results = [_beam_hyps(state, b, cfg, eos) for b in range(B)]
+
+
+def _trace(state: BeamState, step: int, row: int) -> list[tuple]:
+    """Follow back-pointers from (step, row) to the start; returns per-step records, oldest first."""
+    out = []
+    while step >= 0:
+        rec = state.records[step]
+        out.append((rec.tokens[row], rec.logprobs[row], rec.alt_ids[row], rec.alt_logprobs[row],
+                    None if rec.cross is None else rec.cross[row],
+                    None if rec.self_attn is None else rec.self_attn[row]))
+        row = rec.parents[row]
+        step -= 1
+    return out[::-1]
+
+
+def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hyp]:
+    ranked = sorted(state.finished[b], key=lambda f: f.score, reverse=True)[: cfg.nbest]
+    hyps = []
+    for f in ranked:
+        records = _trace(state, f.step, f.row)
+        if f.eos_logprob is not None:
+            records.append((eos, f.eos_logprob, f.eos_alts[0], f.eos_alts[1], f.eos_cross, f.eos_self))
+        hyps.append(_hyp_from_records(records, cfg, eos, score=f.score))
+    return hyps
+
+
+def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[float],
+                    done: list[bool]) -> BatchStep:
+    """Report, for each sentence still searching, its best live hypothesis after this step."""
+    rec = state.records[index]
+    rows, picks = [], []
+    for b in range(B):
+        row = max(range(b * K, b * K + K), key=lambda r: scores[r])
+        if scores[row] == float("-inf"):
+            continue
+        rows.append(b)
+        picks.append(row)
+    prefixes = [[r[0] for r in _trace(state, index, row)] for row in picks]
+    pick = np.asarray(picks, dtype=np.int64)
+    return BatchStep(
+        index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
+        rec.alt_ids[pick] if picks else rec.alt_ids[:0], rec.alt_logprobs[pick] if picks else rec.alt_logprobs[:0],
+        None if rec.cross is None else rec.cross[pick],
+        None if rec.self_attn is None else rec.self_attn[pick],
+        prefixes)

@@ -1,0 +1,339 @@
+"""User-facing decoding: text in, streamed `Step`s and a `Translation` out.
+
+`Translator` pairs a model with its tokenizers. `stream(text)` yields one `Step` per target token
+(token, readable piece, log-prob, top-k alternatives, cross-attention `[layers, heads, source_len]`);
+`translate(text)` returns the finished `Translation` with attention `[layers, heads, target_len,
+source_len]` and an n-best list where each hypothesis carries its own attention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from .config import DecodeConfig
+from .search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
+from .tokenizer import TokenizerPair
+from .transformer import Transformer
+
+
+class InputTooLongError(ValueError):
+    """A sentence has more tokens than the model's max_positions and cannot be split further."""
+
+
+@dataclass
+class Alternative:
+    token_id: int
+    piece: str
+    prob: float
+
+
+@dataclass
+class Step:
+    """One generated target token, as soon as it is chosen."""
+
+    index: int  # 0-based target position
+    token_id: int
+    piece: str  # readable display text of the token
+    logprob: float
+    alternatives: list[Alternative]  # the step's top-k tokens, most probable first
+    cross_attention: np.ndarray | None  # (layers, heads, source_len) float32
+    self_attention: np.ndarray | None = None  # (layers, heads, index + 1) float32, on request
+    prefix_ids: list[int] | None = None  # beam search: the current best hypothesis, ending in this token
+    is_eos: bool = False
+
+
+@dataclass
+class Hypothesis:
+    text: str
+    token_ids: list[int]
+    tokens: list[str]  # readable pieces, "</s>" included when the hypothesis ended normally
+    score: float  # length-normalised log-probability
+    token_logprobs: list[float]
+    alternatives: list[list[Alternative]]  # per target position
+    attention: np.ndarray | None  # (layers, heads, target_len, source_len)
+    self_attention: np.ndarray | None = None  # (layers, heads, target_len, target_len)
+    finished: bool = True  # False when cut off at the maximum length
+
+    def to_json(self, attention: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"translation": self.text, "score": round(self.score, 6), "tokens": self.tokens}
+        if attention:
+            out["attention"] = None if self.attention is None else np.round(self.attention.astype(np.float64), 5).tolist()
+        return out
+
+
+@dataclass
+class Translation:
+    source: str
+    source_ids: list[int]
+    source_tokens: list[str]
+    nbest: list[Hypothesis]  # best first
+    encoder_attention: np.ndarray | None = None  # (layers, heads, source_len, source_len)
+    segments: list["Translation"] = field(default_factory=list)  # set when a long input was split
+
+    @property
+    def best(self) -> Hypothesis:
+        return self.nbest[0]
+
+    @property
+    def text(self) -> str:
+        return self.best.text
+
+    @property
+    def target_tokens(self) -> list[str]:
+        return self.best.tokens
+
+    @property
+    def target_ids(self) -> list[int]:
+        return self.best.token_ids
+
+    @property
+    def score(self) -> float:
+        return self.best.score
+
+    @property
+    def attention(self) -> np.ndarray | None:
+        return self.best.attention
+
+    def to_json(self, attention: bool = True) -> dict[str, Any]:
+        """The CLI's `--json` object: attention as nested lists [layers][heads][target][source]."""
+        out: dict[str, Any] = {
+            "source": self.source,
+            "translation": self.text,
+            "source_tokens": self.source_tokens,
+            "target_tokens": self.target_tokens,
+            "score": round(self.score, 6),
+            "nbest": [h.to_json(attention) for h in self.nbest],
+        }
+        if attention:
+            out["attention"] = None if self.attention is None else np.round(self.attention.astype(np.float64), 5).tolist()
+        if self.segments:
+            out["segments"] = [s.to_json(attention) for s in self.segments]
+        return out
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:…。！？；])\s+|(?<=[。！？])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split at sentence-final punctuation followed by space (or CJK full stops)."""
+    return [p for p in (s.strip() for s in _SENTENCE_END.split(text)) if p]
+
+
+class Translator:
+    """A model and its tokenizers, ready to decode."""
+
+    def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = ""):
+        self.model = model.eval()
+        self.tokenizers = tokenizers
+        self.config = model.config
+        self.name = name
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu") -> "Translator":
+        """Load a model folder or zip (see model_dir) and wrap it."""
+        from .model_dir import load_model
+
+        loaded = load_model(path, device=device)
+        return cls(loaded.model, loaded.tokenizers, loaded.name)
+
+    # --- tokens -----------------------------------------------------------------------------
+
+    def source_ids(self, text: str) -> list[int]:
+        ids = self.tokenizers.source.encode(text)
+        return ids + [self.config.eos_id] if self.config.src_add_eos else ids
+
+    def source_pieces(self, ids: Sequence[int]) -> list[str]:
+        return self.tokenizers.source.pieces(ids)
+
+    def target_pieces(self, ids: Sequence[int]) -> list[str]:
+        return self.tokenizers.target.pieces(ids)
+
+    def _check_length(self, ids: list[int], text: str) -> None:
+        limit = self.config.max_positions
+        if len(ids) > limit:
+            raise InputTooLongError(
+                f"the sentence \"{_shorten(text)}\" has {len(ids)} tokens but this model accepts at most "
+                f"{limit}; split it into shorter sentences")
+
+    def _batch(self, ids_list: Sequence[list[int]]) -> torch.Tensor:
+        """Right-pad token id lists into (B, S)."""
+        width = max(len(ids) for ids in ids_list)
+        batch = torch.full((len(ids_list), width), self.config.pad_id, dtype=torch.long)
+        for i, ids in enumerate(ids_list):
+            batch[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        return batch.to(self.device)
+
+    # --- streaming --------------------------------------------------------------------------
+
+    def stream(self, text: str, cfg: DecodeConfig | None = None,
+               head_mask: torch.Tensor | None = None) -> "TranslationStream":
+        """Decode one sentence step by step; iterate for `Step`s, then read `.result`."""
+        cfg = cfg or DecodeConfig()
+        ids = self.source_ids(text)
+        self._check_length(ids, text)
+        return TranslationStream(self, text, ids, cfg, head_mask)
+
+    def translate(self, text: str, cfg: DecodeConfig | None = None,
+                  head_mask: torch.Tensor | None = None) -> Translation:
+        """Translate one input; text too long for the model is split at sentence boundaries."""
+        cfg = cfg or DecodeConfig()
+        return self.translate_batch([text], cfg, head_mask=head_mask)[0]
+
+    def translate_batch(self, texts: Sequence[str], cfg: DecodeConfig | None = None, batch_size: int = 16,
+                        head_mask: torch.Tensor | None = None) -> list[Translation]:
+        """Translate many inputs in length-sorted batches; results come back in input order.
+
+        Empty (or whitespace-only) inputs give empty translations; inputs longer than the model
+        allows are split into sentences, translated, and joined (`Translation.segments`).
+        """
+        cfg = cfg or DecodeConfig()
+        batch_size = max(1, batch_size)
+        if head_mask is not None and head_mask.dim() == 3 and head_mask.shape[0] != len(texts):
+            raise ValueError(f"a per-input head mask needs one (layers, heads) mask per input: got "
+                             f"{head_mask.shape[0]} for {len(texts)} inputs")
+        units: list[tuple[int, str, list[int]]] = []  # (input index, text, source ids)
+        for i, text in enumerate(texts):
+            for part in self._segments(text):
+                units.append((i, part, self.source_ids(part)))
+        done: dict[int, Translation] = {}
+        order = sorted(range(len(units)), key=lambda u: len(units[u][2]))
+        for start in range(0, len(order), batch_size):
+            picked = order[start: start + batch_size]
+            chunk = [units[u] for u in picked]
+            hm = head_mask
+            if hm is not None and hm.dim() == 3:  # rows follow the inputs, not the length-sorted batch
+                hm = hm.index_select(0, torch.tensor([units[u][0] for u in picked], device=hm.device))
+            for u, tr in zip(picked, self._decode_batch(chunk, cfg, hm)):
+                done[u] = tr
+        results: list[Translation] = []
+        for i, text in enumerate(texts):
+            parts = [done[u] for u in range(len(units)) if units[u][0] == i]
+            results.append(self._join(text, parts))
+        return results
+
+    def _segments(self, text: str) -> list[str]:
+        """The input itself if it fits, else its sentences; empty input has no segments."""
+        if not text.strip():
+            return []
+        ids = self.source_ids(text)
+        if len(ids) <= self.config.max_positions:
+            return [text]
+        parts = split_sentences(text)
+        for part in parts:
+            self._check_length(self.source_ids(part), part)
+        return parts
+
+    def _join(self, text: str, parts: list[Translation]) -> Translation:
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            empty = Hypothesis("", [], [], 0.0, [], [], None)
+            return Translation(text, [], [], [empty])
+        joined = Hypothesis(" ".join(p.text for p in parts), [], [], sum(p.score for p in parts), [], [], None)
+        return Translation(text, [], [], [joined], segments=parts)
+
+    def _decode_batch(self, units: list[tuple[int, str, list[int]]], cfg: DecodeConfig,
+                      head_mask: torch.Tensor | None) -> list[Translation]:
+        src = self._batch([ids for _, _, ids in units])
+        if cfg.beam_size > 1:
+            state = BeamState()
+            for _ in beam_search(self.model, src, cfg, state, head_mask):
+                pass
+            hyps_per_row, enc_attn = state.results, state.encoder_attention
+        else:
+            steps = greedy_or_sample(self.model, src, cfg, head_mask)
+            enc_holder: list = []
+            hyps = collect_greedy(_capture_return(steps, enc_holder), len(units), cfg, self.config.eos_id)
+            hyps_per_row, enc_attn = [[h] for h in hyps], (enc_holder[0] if enc_holder else None)
+        out = []
+        for b, (_, text, ids) in enumerate(units):
+            enc = None if enc_attn is None else enc_attn[b, :, :, : len(ids), : len(ids)]
+            out.append(self._translation(text, ids, hyps_per_row[b], enc))
+        return out
+
+    def _translation(self, text: str, ids: list[int], hyps: list[Hyp], enc_attn: np.ndarray | None) -> Translation:
+        S = len(ids)
+        nbest = [self._hypothesis(h, S) for h in hyps]
+        return Translation(text, ids, self.source_pieces(ids), nbest, enc_attn)
+
+    def _hypothesis(self, h: Hyp, source_len: int) -> Hypothesis:
+        alts = [self._alternatives(i, lp) for i, lp in zip(h.alt_ids, h.alt_logprobs)]
+        attn = None if h.cross_attention is None else h.cross_attention[..., :source_len]
+        return Hypothesis(self.tokenizers.target.decode(h.token_ids), list(h.token_ids),
+                          self.target_pieces(h.token_ids), h.score, list(h.token_logprobs), alts,
+                          attn, h.self_attention, h.finished)
+
+    def _alternatives(self, ids: np.ndarray, logprobs: np.ndarray) -> list[Alternative]:
+        pieces = self.target_pieces([int(i) for i in ids])
+        return [Alternative(int(i), p, float(np.exp(lp))) for i, p, lp in zip(ids, pieces, logprobs)
+                if np.isfinite(lp)]
+
+    def step_from_batch(self, bs: BatchStep, j: int, source_len: int) -> Step:
+        """The user-facing `Step` for entry j of a search's `BatchStep`."""
+        token = bs.token_ids[j]
+        cross = None if bs.cross_attention is None else bs.cross_attention[j, :, :, :source_len]
+        return Step(bs.index, token, self.target_pieces([token])[0], bs.logprobs[j],
+                    self._alternatives(bs.alt_ids[j], bs.alt_logprobs[j]), cross,
+                    None if bs.self_attention is None else bs.self_attention[j],
+                    None if bs.prefixes is None else bs.prefixes[j], token == self.config.eos_id)
+
+
+class TranslationStream:
+    """Iterate to receive `Step`s as tokens are chosen; `.result` holds the `Translation` after.
+
+    Stopping early (break, or `close()`) is safe: the search's state is simply dropped.
+    """
+
+    def __init__(self, translator: Translator, text: str, ids: list[int], cfg: DecodeConfig,
+                 head_mask: torch.Tensor | None):
+        self.translator, self.text, self.ids, self.cfg, self.head_mask = translator, text, ids, cfg, head_mask
+        self.result: Translation | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __iter__(self) -> Iterator[Step]:
+        tr, cfg = self.translator, self.cfg
+        src = tr._batch([self.ids])
+        if cfg.beam_size > 1:
+            state = BeamState()
+            search = beam_search(tr.model, src, cfg, state, self.head_mask)
+        else:
+            search = greedy_or_sample(tr.model, src, cfg, self.head_mask)
+        records: list[BatchStep] = []
+        enc_holder: list = []
+        for bs in _capture_return(search, enc_holder):
+            if self._closed:
+                return
+            records.append(bs)
+            if bs.rows:
+                yield tr.step_from_batch(bs, 0, len(self.ids))
+        if self._closed:
+            return
+        if cfg.beam_size > 1:
+            hyps, enc = state.results[0], state.encoder_attention
+        else:
+            hyps = collect_greedy(iter(records), 1, cfg, tr.config.eos_id)
+            enc = enc_holder[0] if enc_holder else None
+        enc = None if enc is None else enc[0]
+        self.result = tr._translation(self.text, self.ids, hyps, enc)
+
+
+def _capture_return(gen: Iterator, holder: list) -> Iterator:
+    """Yield from `gen` and append its return value to `holder`."""
+    value = yield from gen
+    if value is not None:
+        holder.append(value)
+
+
+def _shorten(text: str, width: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
