@@ -172,6 +172,10 @@ class DecodeConfig:
         self.validate()
 
     def validate(self) -> None:
+        for name in ("beam_size", "nbest", "top_k", "min_length", "max_len_b", "alternatives"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(f"{name.replace('_', ' ')} must be an integer, got {value!r}")
         if self.beam_size < 1:
             raise ConfigError(f"beam size must be >= 1, got {self.beam_size}")
         if not 1 <= self.nbest <= self.beam_size:

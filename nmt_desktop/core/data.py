@@ -61,6 +61,10 @@ _DTD_WORDS = ("<!DOCTYPE", "<!ENTITY")
 _DTD_PATTERNS = tuple((word, word.encode(enc)) for word in _DTD_WORDS
                       for enc in ("utf-8", "utf-16-le", "utf-16-be"))
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# `<!DOCTYPE tmx SYSTEM "tmx14.dtd">` with no internal subset: expat never fetches external DTDs.
+_EXTERNAL_DOCTYPE = re.compile(
+    rb'\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*'
+    rb'(<!DOCTYPE\s+[\w:.-]+\s+(?:SYSTEM\s+"[^"<>\[]*"|PUBLIC\s+"[^"<>\[]*"\s+"[^"<>\[]*")\s*>)', re.S)
 _ENCODE_CHUNK = 10_000  # pairs tokenised per encode_batch call
 
 
@@ -379,9 +383,14 @@ def _collect_text(elem: ET.Element, parts: list[str], keep: bool) -> None:
 def _refuse_dtd(path: Path, chunk_size: int = 1 << 20) -> None:
     """CorpusError (naming the line) if the file contains <!DOCTYPE or <!ENTITY (UTF-8 or UTF-16)."""
     keep = max(len(p) for _, p in _DTD_PATTERNS) - 1
-    carry, lines_before = b"", 0
+    carry, lines_before, first = b"", 0, True
     with open(path, "rb") as f:
         while chunk := f.read(chunk_size):
+            if first:  # a plain external declaration (OmegaT writes one) neither expands nor loads anything
+                m = _EXTERNAL_DOCTYPE.match(chunk)
+                if m:
+                    chunk = chunk[: m.start(1)] + b" " * (m.end(1) - m.start(1)) + chunk[m.end(1):]
+                first = False
             data = carry + chunk
             hits = [(pos, word) for word, p in _DTD_PATTERNS if (pos := data.find(p)) >= 0]
             if hits:

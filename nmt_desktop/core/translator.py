@@ -302,6 +302,9 @@ class TranslationStream:
 
     def __iter__(self) -> Iterator[Step]:
         tr, cfg = self.translator, self.cfg
+        if not self.text.strip():  # like translate(): an empty input has an empty translation
+            self.result = tr._join(self.text, [])
+            return
         src = tr._batch([self.ids])
         if cfg.beam_size > 1:
             state = BeamState()

@@ -227,8 +227,16 @@ def test_empty_corpus(tmp_path, text):
         read_corpus(CorpusSpec(path=write(tmp_path / "train.tsv", text)))
 
 
+def test_tmx_external_doctype_is_accepted(tmp_path):
+    """OmegaT and other tools write a plain external DOCTYPE; expat never fetches it."""
+    text = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE tmx SYSTEM "tmx11.dtd">\n<tmx version="1.4">'
+            '<header srclang="en"/><body><tu><tuv xml:lang="en"><seg>Hello</seg></tuv>'
+            '<tuv xml:lang="de"><seg>Hallo</seg></tuv></tu></body></tmx>\n')
+    assert read_corpus(CorpusSpec(path=write(tmp_path / "tm.tmx", text))).pairs == [("Hello", "Hallo")]
+
+
 @pytest.mark.parametrize("text,line,word", [
-    ('<?xml version="1.0"?>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n<tmx version="1.4"/>\n', 2, "<!DOCTYPE"),
+    ('<?xml version="1.0"?>\n<tmx version="1.4"/>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n', 3, "<!DOCTYPE"),
     ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n]>\n<tmx>&lol;</tmx>\n', 2, "<!DOCTYPE"),
     ('<?xml version="1.0"?>\n<tmx>\n\n<!ENTITY x SYSTEM "file:///etc/passwd">\n</tmx>\n', 4, "<!ENTITY"),
 ], ids=["doctype", "billion-laughs", "entity"])
