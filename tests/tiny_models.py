@@ -79,3 +79,21 @@ def trained_tiny_model(joint: bool = True, steps: int = 300, **overrides) -> tup
     tokenizers = tiny_tokenizers(joint)
     model = build_model(tiny_config(tokenizers, **overrides), seed=0)
     return train_tiny(model, tokenizers, steps), tokenizers
+
+
+def perturbed_model(cfg: ModelConfig, seed: int = 0) -> Transformer:
+    """A model in eval mode whose parameters are all pushed away from their init (non-trivial outputs)."""
+    model = build_model(cfg, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1000)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.2 * torch.randn(p.shape, generator=gen))
+    return model.eval()
+
+
+def right_padded(seqs, pad: int = 0) -> torch.Tensor:
+    """Token id lists -> (B, max_len) LongTensor, right-padded with `pad`."""
+    out = torch.full((len(seqs), max(map(len, seqs))), pad, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = torch.tensor(s)
+    return out

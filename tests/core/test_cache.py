@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tiny_models import right_padded, perturbed_model
+
 from nmt_desktop.core.cache import KVCache
 from nmt_desktop.core.config import ModelConfig
 from nmt_desktop.core.transformer import build_model
@@ -15,19 +17,9 @@ ATOL = 1e-5
 def random_model(seed: int = 0, **overrides):
     cfg = ModelConfig(**{**dict(src_vocab_size=37, tgt_vocab_size=37, d_model=32, n_heads=4, encoder_layers=2,
                                 decoder_layers=2, ffn_dim=48, max_positions=32, dropout=0.0), **overrides})
-    model = build_model(cfg, seed=seed)
-    gen = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.2 * torch.randn(p.shape, generator=gen))
-    return model.eval()
+    return perturbed_model(cfg, seed)
 
 
-def right_padded(seqs, pad=0):
-    out = torch.full((len(seqs), max(map(len, seqs))), pad, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.tensor(s)
-    return out
 
 
 def test_append_advance_and_growth_from_capacity_one():

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 
+from tiny_models import perturbed_model, right_padded
+
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
 from nmt_desktop.core.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
                                      length_normalise)
@@ -42,11 +44,6 @@ def random_model(seed: int = 0, eos_bias: float = 0.0, **overrides):
     return model.eval()
 
 
-def right_padded(seqs, pad=0):
-    out = torch.full((len(seqs), max(map(len, seqs))), pad, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.tensor(s)
-    return out
 
 
 def random_sources(n, seed, vocab=41, lengths=(2, 9)):

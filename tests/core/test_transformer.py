@@ -17,6 +17,8 @@ import math
 import pytest
 import torch
 
+from tiny_models import perturbed_model, right_padded
+
 from nmt_desktop.core.config import ConfigError, DecodeConfig, ModelConfig, PRESETS
 from nmt_desktop.core.layers import causal_mask, sinusoidal_positions
 from nmt_desktop.core.transformer import build_model, count_parameters
@@ -45,13 +47,7 @@ VARIANTS = {
 
 def random_model(seed: int = 0, **overrides):
     """A small model in eval mode whose parameters are all perturbed away from their init."""
-    cfg = ModelConfig(**{**BASE, **overrides})
-    model = build_model(cfg, seed=seed)
-    gen = torch.Generator().manual_seed(seed + 1000)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(0.2 * torch.randn(p.shape, generator=gen))
-    return model.eval()
+    return perturbed_model(ModelConfig(**{**BASE, **overrides}), seed)
 
 
 def padded(seqs: list[list[int]], pad: int, left: bool = False) -> torch.Tensor:
