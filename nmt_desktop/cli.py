@@ -61,10 +61,13 @@ class _Parser(argparse.ArgumentParser):
 
 def resolve_model(arg: str | None) -> Path:
     """The model folder or .zip to load for `-m ARG` (None: the single place a default is chosen)."""
-    from nmt_desktop.core.locations import ModelNotFoundError, resolve_model_path
+    from nmt_desktop.core.locations import ModelNotFoundError, default_model_path, resolve_model_path
 
     if arg is None:
-        raise UsageError("no model given: use -m MODEL (a model folder or .zip)")
+        default = default_model_path()
+        if default is None:
+            raise UsageError("no model given and no bundled model installed: use -m MODEL (a model folder or .zip)")
+        return default
     try:
         return resolve_model_path(arg)
     except ModelNotFoundError as exc:

@@ -90,18 +90,30 @@ def test_no_subcommand_without_gui_prints_help_and_exits_2() -> None:
     (["translate", "-m", "M", "--batch-size", "0", "x"], "--batch-size"),
     (["translate", "-m", "M", "--top-k", "5", "x"], "--top-k only applies with --sample"),
     (["translate", "-m", "M", "--no-attention", "--attention-out", "a.npz", "x"], "--attention-out"),
-    (["translate", "x"], "no model given: use -m MODEL"),
-    (["info"], "no model given: use -m MODEL"),
+    (["translate", "x"], "no model given and no bundled model installed: use -m MODEL"),
+    (["info"], "no model given and no bundled model installed: use -m MODEL"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
+    if "-m" not in args and args[0] != "frobnicate":
+        from nmt_desktop.core.locations import default_model_path
+
+        if default_model_path() is not None:
+            pytest.skip("a bundled default model is installed, so -m is optional")
     line = assert_one_error_line(run_cli(*args), 2)
     assert message in line
 
 
 def test_resolve_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: tmp_path / "no-bundled-models")
     with pytest.raises(cli.UsageError, match="no model given"):
         cli.resolve_model(None)
+    bundled = tmp_path / "bundled"
+    for name in ("de-en", "en-de"):
+        (bundled / name).mkdir(parents=True)
+        (bundled / name / "config.json").write_text("{}")
+    monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: bundled)
+    assert cli.resolve_model(None) == bundled / "en-de"  # the default model when -m is left out
     assert cli.resolve_model("some/where/model") == Path("some/where/model")
     assert cli.resolve_model("model.zip") == Path("model.zip")
     installed = tmp_path / "models"

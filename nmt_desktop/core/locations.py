@@ -31,6 +31,26 @@ def user_runs_dir() -> Path:
     return user_data_dir() / "runs"
 
 
+DEFAULT_MODEL = "en-de"  # the bundled model used when none is named
+
+
+def bundled_models() -> list[Path]:
+    """Bundled model folders (those holding a config.json), sorted by name."""
+    folder = bundled_models_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
+
+
+def default_model_path() -> Path | None:
+    """The bundled English->German model if present, else the first bundled model, else None."""
+    models = bundled_models()
+    for p in models:
+        if p.name == DEFAULT_MODEL:
+            return p
+    return models[0] if models else None
+
+
 def model_search_dirs() -> list[Path]:
     """Folders searched for a model given by bare name, in order."""
     return [bundled_models_dir(), user_models_dir()]
