@@ -1,0 +1,717 @@
+"""Attention views: a (layer x head) grid of small heatmaps, layer and overall averages, and a focus view.
+
+`AttentionData` is the plain-numpy model of what is shown (no Qt, no tensors). `AttentionView` shows
+one kind of attention at a time (decoder cross-attention, encoder self-attention, decoder
+self-attention) as one `pyqtgraph.GraphicsLayoutWidget`: one ViewBox + ImageItem per cell, rows =
+target tokens (top to bottom), columns = source tokens. While decoding streams, `append_step` adds one
+row to every cell in place (preallocated buffers, `setImage(buf[:rows], autoLevels=False, levels=...)`,
+no re-layout). A click on a cell opens `FocusView`: the large matrix with token ticks, a colour bar,
+the value under the cursor and linked highlighting (the hovered row/column lights up in every cell).
+
+Colour scales: see `heatmap` ("cell", "shared", "log": log10 of the weights with fixed levels (-4, 0)).
+
+Limits: streaming keeps at most `max_rows` target rows (`begin(..., max_rows=1024)`); later steps are
+counted in `dropped_steps` and not drawn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtCore import Signal
+
+from . import export
+from .heatmap import (COLOR_SCALES, LOG_LEVELS, HeatmapCell, colormap, display_image, join_word, outline_mark,
+                      token_label, top_level, word_groups)
+
+KINDS = ("cross", "encoder", "decoder")
+KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention", "decoder": "Decoder self-attention"}
+SCALE_TITLES = {"cell": "per cell", "shared": "shared", "log": "log"}
+DEFAULT_MAX_ROWS = 1024
+
+
+# --- the data model ----------------------------------------------------------------------------------
+
+
+@dataclass
+class AttentionData:
+    """Weights (layers, heads, rows, cols) float32 with their tokens: rows = target, cols = source."""
+
+    kind: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    weights: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown attention kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        self.weights = np.asarray(self.weights, dtype=np.float32)
+        if self.weights.ndim != 4:
+            raise ValueError(f"weights must be (layers, heads, rows, cols), got shape {self.weights.shape}")
+        self.source_tokens, self.target_tokens = list(self.source_tokens), list(self.target_tokens)
+        if self.weights.shape[3] != len(self.source_tokens):
+            raise ValueError(f"weights have {self.weights.shape[3]} columns for "
+                             f"{len(self.source_tokens)} source tokens")
+        if self.weights.shape[2] > len(self.target_tokens):
+            raise ValueError(f"weights have {self.weights.shape[2]} rows for {len(self.target_tokens)} target tokens")
+
+    @property
+    def layers(self) -> int:
+        return self.weights.shape[0]
+
+    @property
+    def heads(self) -> int:
+        return self.weights.shape[1]
+
+    @property
+    def rows(self) -> int:
+        return self.weights.shape[2]
+
+    @property
+    def cols(self) -> int:
+        return self.weights.shape[3]
+
+    @classmethod
+    def from_translation(cls, translation, kind: str = "cross", hypothesis: int = 0) -> "AttentionData":
+        """The `kind` attention of `translation.nbest[hypothesis]`; ValueError if the translation lacks it."""
+        hyp = translation.nbest[hypothesis]
+        if kind == "cross":
+            weights, src, tgt = hyp.attention, translation.source_tokens, hyp.tokens
+        elif kind == "encoder":
+            weights, src, tgt = translation.encoder_attention, translation.source_tokens, translation.source_tokens
+        elif kind == "decoder":
+            weights, src, tgt = hyp.self_attention, hyp.tokens, hyp.tokens
+        else:
+            raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
+        if weights is None:
+            raise ValueError(f"this translation has no {KIND_TITLES[kind].lower()}")
+        weights = np.asarray(weights, dtype=np.float32)
+        return cls(kind, list(src), list(tgt)[: weights.shape[2]], weights)
+
+    def merged(self) -> "AttentionData":
+        """Pieces merged into words ("▁" starts a word; specials are words of their own): weights are
+        summed over the source pieces of a word and averaged over the target pieces of a word."""
+        src_groups = word_groups(self.source_tokens)
+        tgt_tokens = self.target_tokens[: self.rows]
+        tgt_groups = word_groups(tgt_tokens)
+        w = self.weights
+        if self.cols:
+            w = np.add.reduceat(w, [g[0] for g in src_groups], axis=3)
+        if self.rows:
+            counts = np.array([len(g) for g in tgt_groups], dtype=np.float32)
+            w = np.add.reduceat(w, [g[0] for g in tgt_groups], axis=2) / counts[:, None]
+        return AttentionData(self.kind, [join_word(self.source_tokens, g) for g in src_groups],
+                             [join_word(tgt_tokens, g) for g in tgt_groups], w.astype(np.float32))
+
+    def averages(self) -> tuple[np.ndarray, np.ndarray]:
+        """(per-layer head mean (layers, rows, cols), overall mean (rows, cols))."""
+        L, H, R, C = self.weights.shape
+        if L == 0 or H == 0:
+            return np.zeros((L, R, C), dtype=np.float32), np.zeros((R, C), dtype=np.float32)
+        per_layer = self.weights.mean(axis=1, dtype=np.float64).astype(np.float32)
+        overall = self.weights.mean(axis=(0, 1), dtype=np.float64).astype(np.float32)
+        return per_layer, overall
+
+    def matrix(self, layer: int, head: int) -> np.ndarray:
+        """One cell's (rows, cols) matrix: a head, a layer's head mean (head -1) or the overall mean (-1, -1)."""
+        if layer == -1:
+            return self.averages()[1]
+        if head == -1:
+            return self.averages()[0][layer]
+        return self.weights[layer, head]
+
+
+def _stacked(weights: np.ndarray) -> np.ndarray:
+    """(L, H, R, C) -> (L*(H+1)+1, R, C): per layer its heads then its head mean; the overall mean last."""
+    L, H, R, C = weights.shape
+    out = np.zeros((L * (H + 1) + 1, R, C), dtype=np.float32)
+    if L == 0 or H == 0:
+        return out
+    block = out[:-1].reshape(L, H + 1, R, C)
+    block[:, :H] = weights
+    block[:, H] = weights.mean(axis=1, dtype=np.float64)
+    out[-1] = weights.mean(axis=(0, 1), dtype=np.float64)
+    return out
+
+
+# --- focus view --------------------------------------------------------------------------------------
+
+
+class FocusView(QtWidgets.QWidget):
+    """One matrix, large: source tokens on x, target tokens on y, a colour bar, the value under the cursor.
+
+    `hover(row, col)` is what mouse moves call (and what tests call): it updates the value label and the
+    highlight and emits `hovered(row, col)` ((-1, -1) when the cursor leaves)."""
+
+    hovered = Signal(int, int)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        self.plot.showAxis("top", False)
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen("k")
+            axis.setPen("k")
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap(), interactive=False, width=14,
+                                        colorMapMenu=False)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot)
+        self.colorbar.getAxis("right").setTextPen("k")
+        self.row_mark, self.col_mark = outline_mark(), outline_mark()
+        self.plot.addItem(self.row_mark, ignoreBounds=True)
+        self.plot.addItem(self.col_mark, ignoreBounds=True)
+        self.value_label = QtWidgets.QLabel("value under cursor: –")
+        self.value_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.value_label)
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._source: list[str] = []
+        self._target: list[str] = []
+        self._hover = (-1, -1)
+        self._names = ("target", "source")
+        self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.plot.vb.sigResized.connect(self._set_token_ticks)
+        self.plot.vb.sigRangeChanged.connect(self._set_token_ticks)
+
+    # content
+    def set_matrix(self, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str], title: str = "",
+                   mode: str = "cell", levels: tuple[float, float] | None = None,
+                   names: tuple[str, str] = ("target", "source")) -> None:
+        """Show `matrix` (rows = target, cols = source; raw weights) in colour scale `mode`; `names` are the
+        row and column roles in the value label (("query", "key") for self-attention)."""
+        matrix = np.asarray(matrix, dtype=np.float32)
+        rows, cols = matrix.shape
+        reshaped = (rows, cols) != self._matrix.shape
+        self._matrix, self._source, self._target = matrix, list(source_tokens), list(target_tokens[:rows])
+        self._names = names
+        if levels is None:
+            levels = LOG_LEVELS if mode == "log" else (0.0, top_level(matrix))
+        if rows and cols:
+            self.image.setImage(display_image(matrix, mode), autoLevels=False, levels=levels)
+            self.colorbar.setLevels(values=levels)
+        else:
+            self.image.clear()
+        self.plot.setTitle(f"{title}{' (colour: log10 weight)' if mode == 'log' else ''}", color="k", size="10pt")
+        self._set_token_ticks()
+        if reshaped:
+            self.plot.vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+        row, col = self._hover
+        self._hover = (-2, -2)  # force a refresh of label and marks
+        self.hover(row if row < rows else -1, col if col < cols else -1)
+
+    def _set_token_ticks(self, *_) -> None:
+        """Token strings as tick labels. Where they would overlap (long sentences, small window) only
+        every k-th token is labelled; hovering names every cell."""
+        font = self.plot.getAxis("left").style.get("tickFont") or self.font()
+        metrics = QtGui.QFontMetrics(font)
+        vb = self.plot.vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        px_per_col = vb.width() / max(x1 - x0, 1e-9) if vb.width() > 0 else 0.0
+        px_per_row = vb.height() / max(y1 - y0, 1e-9) if vb.height() > 0 else 0.0
+        for name, tokens, px in (("bottom", self._source, px_per_col), ("left", self._target, px_per_row)):
+            width = 12 if len(tokens) <= 12 else 8
+            labels = [token_label(t, width) for t in tokens]
+            if name == "bottom":
+                need = max((metrics.horizontalAdvance(t) for t in labels), default=0) + 8
+            else:
+                need = metrics.height() + 2
+            step = max(1, int(np.ceil(need / px))) if px > 0 else max(1, -(-len(tokens) // 30))
+            ticks = [(i + 0.5, text) for i, text in enumerate(labels) if i % step == 0]
+            axis = self.plot.getAxis(name)
+            axis.setTicks([ticks, []])
+            if name == "left":  # labels wider than the axis are dropped by pyqtgraph: size it to fit
+                widest = max((metrics.horizontalAdvance(text) for _, text in ticks), default=20)
+                axis.setWidth(min(200, widest + 16))
+
+    def matrix(self) -> np.ndarray:
+        return self._matrix
+
+    def tokens(self) -> tuple[list[str], list[str]]:
+        """(source tokens, target tokens) of the matrix shown."""
+        return list(self._source), list(self._target)
+
+    # hover & highlight
+    def hover(self, row: int, col: int) -> None:
+        rows, cols = self._matrix.shape
+        row = row if 0 <= row < rows else -1
+        col = col if 0 <= col < cols else -1
+        if (row, col) == self._hover:
+            return
+        self._hover = (row, col)
+        self.set_highlight(row, col)
+        rname, cname = self._names
+        if row >= 0 and col >= 0:
+            text = (f"value under cursor: {rname} '{self._target[row]}' / {cname} '{self._source[col]}' = "
+                    f"{float(self._matrix[row, col]):.3f}")
+        elif row >= 0:
+            text = f"value under cursor: {rname} '{self._target[row]}'"
+        elif col >= 0:
+            text = f"value under cursor: {cname} '{self._source[col]}'"
+        else:
+            text = "value under cursor: –"
+        self.value_label.setText(text)
+        self.hovered.emit(row, col)
+
+    def hovered_cell(self) -> tuple[int, int]:
+        return self._hover
+
+    def set_highlight(self, row: int, col: int) -> None:
+        rows, cols = self._matrix.shape
+        for mark, on, rect in ((self.row_mark, 0 <= row < rows, QtCore.QRectF(0, row, cols, 1)),
+                               (self.col_mark, 0 <= col < cols, QtCore.QRectF(col, 0, 1, rows))):
+            if on:
+                mark.setRect(rect)
+            mark.setVisible(on)
+
+    def _mouse_moved(self, pos: QtCore.QPointF) -> None:
+        vb = self.plot.vb
+        p = vb.mapSceneToView(pos)
+        row, col = int(np.floor(p.y())), int(np.floor(p.x()))
+        if vb.sceneBoundingRect().contains(pos):
+            self.hover(row, col)
+        elif self.plot.getAxis("left").sceneBoundingRect().contains(pos):
+            self.hover(row, -1)  # hovering a target token
+        elif self.plot.getAxis("bottom").sceneBoundingRect().contains(pos):
+            self.hover(-1, col)  # hovering a source token
+        else:
+            self.hover(-1, -1)
+
+    def leaveEvent(self, ev) -> None:  # noqa: N802
+        self.hover(-1, -1)
+        super().leaveEvent(ev)
+
+
+# --- the grid view -----------------------------------------------------------------------------------
+
+
+class AttentionView(QtWidgets.QWidget):
+    """Grid of (layer x head) heatmaps + a 'head avg' column + an 'all' cell; selector for kind; merge
+    toggle; colour scale combo; a focus view (large heatmap) shown on cell click."""
+
+    cellActivated = Signal(int, int)  # (layer, head); head == -1 for a layer average, (-1, -1) overall
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        # toolbar
+        self.kind_combo = QtWidgets.QComboBox()
+        for kind in KINDS:
+            self.kind_combo.addItem(KIND_TITLES[kind], kind)
+        self.merge_check = QtWidgets.QCheckBox("Merge subwords into words")
+        self.merge_check.setToolTip("Sum over the source pieces of a word, mean over the target pieces of a word")
+        self.scale_combo = QtWidgets.QComboBox()
+        for mode in COLOR_SCALES:
+            self.scale_combo.addItem(SCALE_TITLES[mode], mode)
+        self.scale_combo.setToolTip("per cell: each cell 0..its max; shared: 0..max over the grid; "
+                                    "log: log10 of the weights, 1e-4..1")
+        self.export_button = QtWidgets.QToolButton()
+        self.export_button.setText("Export")
+        self.export_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QtWidgets.QMenu(self.export_button)
+        exports = (("Grid as PNG…", "grid", ".png"), ("Grid as SVG…", "grid", ".svg"),
+                   ("Focus view as PNG…", "focus", ".png"), ("Focus view as SVG…", "focus", ".svg"),
+                   ("Focus matrix as CSV…", "focus", ".csv"),
+                   ("Tensors as NPZ…", "tensors", ".npz"), ("Tensors as JSON…", "tensors", ".json"))
+        for text, which, suffix in exports:
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _checked=False, w=which, s=suffix: self._ask_export(w, s))
+        self.export_button.setMenu(menu)
+        self.status_label = QtWidgets.QLabel("")
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(QtWidgets.QLabel("Show:"))
+        bar.addWidget(self.kind_combo)
+        bar.addWidget(self.merge_check)
+        bar.addWidget(QtWidgets.QLabel("Colour scale:"))
+        bar.addWidget(self.scale_combo)
+        bar.addStretch(1)
+        bar.addWidget(self.status_label)
+        bar.addWidget(self.export_button)
+        # grid + focus
+        self.grid = pg.GraphicsLayoutWidget()
+        self.grid.setBackground("w")
+        self.grid.ci.setSpacing(2)
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.grid)
+        self.focus_view = FocusView()
+        self.focus_view.hide()
+        self.splitter = QtWidgets.QSplitter(QtCore.Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.scroll)
+        self.splitter.addWidget(self.focus_view)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.splitter, 1)
+
+        # state
+        self._kind = "cross"
+        self._merge = False
+        self._scale = "cell"
+        self._data: dict[str, AttentionData] = {}  # finished content per available kind (raw pieces)
+        self._streaming = False
+        self._max_rows = DEFAULT_MAX_ROWS
+        self.dropped_steps = 0
+        self._s_source: list[str] = []  # streaming: raw source tokens, raw buffer, its rows and pieces
+        self._s_buf = np.zeros((0, 0, 0, 0), dtype=np.float32)
+        self._s_rows = 0
+        self._s_tokens: list[str] = []
+        # what the cells show: raw stacked matrices R (cells, capacity, cols) and their display form D
+        self._layers = self._heads = 0
+        self._cells: list[HeatmapCell] = []
+        self._R = np.zeros((0, 0, 0), dtype=np.float32)
+        self._D = self._R
+        self._rows = 0
+        self._cellmax = np.zeros(0, dtype=np.float32)
+        self._shown_kind = "cross"
+        self._shown_source: list[str] = []
+        self._shown_target: list[str] = []
+        self._focus_key = (-1, -1)
+        self._highlight = (-1, -1)
+
+        self.kind_combo.currentIndexChanged.connect(lambda i: self.set_kind(self.kind_combo.itemData(i)))
+        self.merge_check.toggled.connect(self.set_merge_words)
+        self.scale_combo.currentIndexChanged.connect(lambda i: self.set_color_scale(self.scale_combo.itemData(i)))
+        self.focus_view.hovered.connect(self._set_highlight)
+        self._update_kind_items()
+
+    # --- content ----------------------------------------------------------------------------------
+
+    def begin(self, source_tokens: list[str], layers: int, heads: int, max_rows: int = DEFAULT_MAX_ROWS) -> None:
+        """Start streaming cross-attention: clears, sizes the grid, rows = 0. At most `max_rows` rows are kept."""
+        self._streaming = True
+        self._max_rows = max(1, int(max_rows))
+        self.dropped_steps = 0
+        self._data = {}
+        self._s_source = list(source_tokens)
+        self._s_buf = np.zeros((layers, heads, min(64, self._max_rows), len(source_tokens)), dtype=np.float32)
+        self._s_rows = 0
+        self._s_tokens = []
+        self._kind = "cross"
+        self._highlight = (-1, -1)
+        self._update_kind_items()
+        self._render()
+
+    def append_step(self, piece: str, cross_attention: np.ndarray) -> None:
+        """Add one target row (cross_attention (layers, heads, source_len)) to every cell, in place."""
+        if not self._streaming:
+            raise RuntimeError("append_step() called without begin()")
+        att = np.asarray(cross_attention, dtype=np.float32)
+        L, H, _, S = self._s_buf.shape
+        if att.shape != (L, H, S):
+            raise ValueError(f"cross_attention must have shape {(L, H, S)}, got {att.shape}")
+        r = self._s_rows
+        if r >= self._max_rows:
+            self.dropped_steps += 1
+            self.status_label.setText(f"showing the first {self._max_rows} target tokens")
+            return
+        if r >= self._s_buf.shape[2]:
+            self._s_buf = _grown(self._s_buf, 2, min(self._max_rows, 2 * r))
+        self._s_buf[:, :, r] = att
+        self._s_rows = r + 1
+        self._s_tokens.append(piece)
+        if self._merge or len(self._cells) != L * (H + 1) + 1:
+            self._render()  # merged words change as pieces arrive: recompute (not the cheap path)
+            return
+        # cheap path: write one row of the stacked raw/display buffers, re-point every ImageItem
+        if r >= self._R.shape[1]:
+            capacity = min(self._max_rows, max(2 * r, 16))
+            log = self._D is not self._R
+            self._R = _grown(self._R, 1, capacity)
+            self._D = _grown(self._D, 1, capacity) if log else self._R
+        block = np.empty((L, H + 1, S), dtype=np.float32)
+        block[:, :H] = att
+        block[:, H] = att.mean(axis=1)
+        row = np.concatenate([block.reshape(L * (H + 1), S), att.mean(axis=(0, 1))[None]], axis=0)
+        self._R[:, r] = row
+        if self._D is not self._R:
+            self._D[:, r] = display_image(row, self._scale)
+        self._cellmax = np.maximum(self._cellmax, row.max(axis=1)) if S else self._cellmax
+        self._rows = r + 1
+        self._shown_target.append(piece)
+        self._paint_cells()
+        if not self.focus_view.isHidden():
+            self._refresh_focus()
+
+    def set_translation(self, translation, hypothesis: int = 0) -> None:
+        """Show a finished Translation (cross + encoder/decoder self-attention where present); keeps the
+        selected kind if the translation has it."""
+        self._streaming = False
+        self.dropped_steps = 0
+        self.status_label.setText("")
+        self._data = {}
+        for kind in KINDS:
+            try:
+                self._data[kind] = AttentionData.from_translation(translation, kind, hypothesis)
+            except ValueError:
+                pass
+        if self._kind not in self._data:
+            self._kind = next((k for k in KINDS if k in self._data), "cross")
+        self._update_kind_items()
+        self._render()
+
+    def set_kind(self, kind: str) -> None:
+        """Show "cross" | "encoder" | "decoder"; a kind the content lacks is ignored (disabled in the selector)."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
+        if kind not in self.available_kinds() or kind == self._kind:
+            self._update_kind_items()
+            return
+        self._kind = kind
+        self._highlight = (-1, -1)
+        self._update_kind_items()
+        self._render()
+
+    def set_merge_words(self, on: bool) -> None:
+        on = bool(on)
+        if self.merge_check.isChecked() != on:
+            self.merge_check.blockSignals(True)
+            self.merge_check.setChecked(on)
+            self.merge_check.blockSignals(False)
+        if on != self._merge:
+            self._merge = on
+            self._highlight = (-1, -1)
+            self._render()
+
+    def set_color_scale(self, mode: str) -> None:
+        """"cell" (each cell 0..its max) | "shared" (0..max over the grid) | "log" (log10 weights, levels (-4, 0))."""
+        if mode not in COLOR_SCALES:
+            raise ValueError(f"unknown colour scale {mode!r}; expected one of {', '.join(COLOR_SCALES)}")
+        index = self.scale_combo.findData(mode)
+        if self.scale_combo.currentIndex() != index:
+            self.scale_combo.blockSignals(True)
+            self.scale_combo.setCurrentIndex(index)
+            self.scale_combo.blockSignals(False)
+        if mode != self._scale:
+            self._scale = mode
+            self._D = display_image(self._R, mode) if mode == "log" else self._R
+            self._paint_cells()
+            if not self.focus_view.isHidden():
+                self._refresh_focus()
+
+    def available_kinds(self) -> list[str]:
+        if self._streaming:
+            return ["cross"]
+        return [k for k in KINDS if k in self._data]
+
+    def kind(self) -> str:
+        return self._kind
+
+    def color_scale(self) -> str:
+        return self._scale
+
+    def merge_words(self) -> bool:
+        return self._merge
+
+    # --- focus & highlight ------------------------------------------------------------------------
+
+    def focus(self, layer: int, head: int) -> None:
+        """Open/refresh the focus view on a cell (head -1: layer average; (-1, -1): overall average)."""
+        self._cell_index(layer, head)  # validates
+        self._focus_key = (layer, head)
+        self.focus_view.show()
+        self._refresh_focus()
+
+    def focused_cell(self) -> tuple[int, int]:
+        return self._focus_key
+
+    def highlight(self) -> tuple[int, int]:
+        """The (row, col) highlighted in every cell ((-1, -1): none)."""
+        return self._highlight
+
+    def _refresh_focus(self) -> None:
+        layer, head = self._focus_key
+        if layer >= self._layers or head >= self._heads:
+            layer, head = self._focus_key = (-1, -1)
+        i = self._cell_index(layer, head) if self._cells else None
+        if i is None:
+            matrix = np.zeros((0, len(self._shown_source)), dtype=np.float32)
+            title = KIND_TITLES[self._shown_kind]
+        else:
+            matrix = self._R[i, : self._rows]
+            title = f"{KIND_TITLES[self._shown_kind]} · {self._cells[i].title}"
+        self.focus_view.set_matrix(matrix, self._shown_source, self._shown_target, title, self._scale,
+                                   self._levels_for(i) if i is not None else None,
+                                   ("target", "source") if self._shown_kind == "cross" else ("query", "key"))
+
+    def _set_highlight(self, row: int, col: int) -> None:
+        self._highlight = (row, col)
+        cols = len(self._shown_source)
+        for cell in self._cells:
+            cell.set_highlight(row, col, self._rows, cols)
+
+    def _cell_hover(self, row: int, col: int) -> None:
+        if not self.focus_view.isHidden():
+            self.focus_view.hover(row, col)  # emits hovered -> _set_highlight
+        else:
+            self._set_highlight(row, col)
+
+    def _cell_clicked(self, layer: int, head: int) -> None:
+        self.focus(layer, head)
+        self.cellActivated.emit(layer, head)
+
+    # --- what is shown ----------------------------------------------------------------------------
+
+    def _raw_data(self) -> AttentionData | None:
+        if self._streaming:
+            return AttentionData("cross", self._s_source, self._s_tokens, self._s_buf[:, :, : self._s_rows])
+        return self._data.get(self._kind)
+
+    def data(self) -> AttentionData:
+        """What is currently shown (after merge): weights (layers, heads, rows, cols), a copy."""
+        L, H = self._layers, self._heads
+        if not self._cells:
+            return AttentionData(self._shown_kind, self._shown_source, [], np.zeros((0, 0, 0, len(self._shown_source))))
+        weights = self._R[:-1].reshape(L, H + 1, self._R.shape[1], -1)[:, :H, : self._rows].copy()
+        return AttentionData(self._shown_kind, self._shown_source, self._shown_target[: self._rows], weights)
+
+    def painted_rows(self) -> int:
+        """Target rows currently drawn in the grid cells."""
+        if not self._cells or self._cells[0].image.image is None:
+            return 0
+        return int(self._cells[0].image.image.shape[0])
+
+    def cell_item(self, layer: int, head: int) -> HeatmapCell:
+        """The grid cell (its `.image` ImageItem, `.box` ViewBox, `.row_mark`/`.col_mark` highlights)."""
+        return self._cells[self._cell_index(layer, head)]
+
+    def _cell_index(self, layer: int, head: int) -> int:
+        L, H = self._layers, self._heads
+        if (layer, head) == (-1, -1):
+            return L * (H + 1)
+        if not (0 <= layer < L and -1 <= head < H):
+            raise IndexError(f"no cell (layer {layer}, head {head}) in a {L} x {H} grid")
+        return layer * (H + 1) + (H if head == -1 else head)
+
+    def _render(self) -> None:
+        """Recompute every cell from the current content, kind, merge toggle and colour scale."""
+        data = self._raw_data()
+        if data is None:
+            data = AttentionData(self._kind, [], [], np.zeros((0, 0, 0, 0), dtype=np.float32))
+        if self._merge:
+            data = data.merged()
+        self._build_grid(data.layers, data.heads)
+        self._shown_kind = data.kind
+        self._shown_source = list(data.source_tokens)
+        self._shown_target = list(data.target_tokens[: data.rows])
+        self._rows = data.rows
+        self._R = _stacked(data.weights)
+        self._D = display_image(self._R, self._scale) if self._scale == "log" else self._R
+        self._cellmax = self._R.max(axis=(1, 2)) if self._R.size else np.zeros(len(self._R), dtype=np.float32)
+        if not self._streaming:
+            for cell in self._cells:
+                cell.set_extent(data.rows, data.cols)
+        self._paint_cells(reset_extent=self._streaming)
+        row, col = self._highlight
+        self._set_highlight(row if row < data.rows else -1, col if col < data.cols else -1)
+        if not self.focus_view.isHidden():
+            self._refresh_focus()
+
+    def _levels_for(self, i: int) -> tuple[float, float]:
+        if self._scale == "log":
+            return LOG_LEVELS
+        if self._scale == "shared":
+            return 0.0, top_level(self._cellmax)
+        return 0.0, top_level(self._cellmax[i])
+
+    def _paint_cells(self, reset_extent: bool = False) -> None:
+        rows, cols = self._rows, len(self._shown_source)
+        for i, cell in enumerate(self._cells):
+            if self._streaming and (reset_extent or rows > cell.y_extent):
+                # leave room below so the view does not rescale at every step
+                guess = max(rows, int(1.3 * cols) + 2) if reset_extent else max(rows, int(1.5 * cell.y_extent))
+                cell.set_extent(guess, cols)
+            cell.set_image(self._D[i, :rows], self._levels_for(i))
+        if self._highlight[1] >= 0:  # the column bar follows the growing rows
+            self._set_highlight(*self._highlight)
+
+    def _build_grid(self, layers: int, heads: int) -> None:
+        if (layers, heads) == (self._layers, self._heads) and self._cells:
+            return
+        self.grid.clear()
+        self._cells = []
+        self._layers, self._heads = layers, heads
+        if layers == 0 or heads == 0:
+            return
+        for layer in range(layers):
+            for head in list(range(heads)) + [-1]:
+                title = f"L{layer + 1} H{head + 1}" if head >= 0 else f"L{layer + 1} avg"
+                col = head if head >= 0 else heads
+                self._cells.append(self._make_cell(layer, col, title, layer, head))
+        self._cells.append(self._make_cell(layers, heads, "all", -1, -1))
+        self.grid.setMinimumSize(70 * (heads + 1), 70 * (layers + 1))
+
+    def _make_cell(self, row: int, col: int, title: str, layer: int, head: int) -> HeatmapCell:
+        return HeatmapCell(self.grid.ci, row, col, title, lambda: self._cell_clicked(layer, head), self._cell_hover)
+
+    def _update_kind_items(self) -> None:
+        available = self.available_kinds()
+        model = self.kind_combo.model()
+        self.kind_combo.blockSignals(True)
+        for i, kind in enumerate(KINDS):
+            model.item(i).setEnabled(kind in available)
+        self.kind_combo.setCurrentIndex(KINDS.index(self._kind))
+        self.kind_combo.blockSignals(False)
+
+    # --- export -----------------------------------------------------------------------------------
+
+    def export_grid(self, path: str) -> None:
+        """The whole grid as .png or .svg (by suffix)."""
+        export.ensure_laid_out(self.grid)
+        export.save_scene_image(path, self.grid.ci)
+
+    def export_focus(self, path: str) -> None:
+        """The focus view as .png/.svg, or its matrix as .csv (header: source tokens; first column: target)."""
+        self._refresh_focus()
+        if Path(path).suffix.lower() == ".csv":
+            source, target = self.focus_view.tokens()
+            export.save_csv(path, self.focus_view.matrix(), source, target)
+            return
+        export._suffix(path, export.IMAGE_SUFFIXES)
+        export.ensure_laid_out(self.focus_view.graphics)
+        export.save_scene_image(path, self.focus_view.graphics.ci)
+
+    def export_tensors(self, path: str) -> None:
+        """What is shown (kind, merge applied) as .npz (weights, source_tokens, target_tokens, kind; no
+        pickled objects) or .json ({"kind", "source_tokens", "target_tokens", "weights"})."""
+        export.save_tensors(path, self.data())
+
+    def _ask_export(self, which: str, suffix: str) -> None:
+        filters = {".png": "PNG image (*.png)", ".svg": "SVG image (*.svg)", ".csv": "CSV table (*.csv)",
+                   ".npz": "NumPy arrays (*.npz)", ".json": "JSON (*.json)"}
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export attention", f"attention-{which}{suffix}",
+                                                        filters[suffix])
+        if not path:
+            return
+        if not path.lower().endswith(suffix):
+            path += suffix
+        try:
+            {"grid": self.export_grid, "focus": self.export_focus, "tensors": self.export_tensors}[which](path)
+        except (OSError, ValueError) as exc:
+            QtWidgets.QMessageBox.warning(self, "Export failed", str(exc))
+
+
+def _grown(arr: np.ndarray, axis: int, capacity: int) -> np.ndarray:
+    """A copy of `arr` with `axis` enlarged to `capacity` (zeros after the old content)."""
+    if arr.shape[axis] >= capacity:
+        return arr
+    shape = list(arr.shape)
+    shape[axis] = capacity
+    out = np.zeros(shape, dtype=arr.dtype)
+    index = [slice(None)] * arr.ndim
+    index[axis] = slice(0, arr.shape[axis])
+    out[tuple(index)] = arr
+    return out

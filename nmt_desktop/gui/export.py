@@ -1,0 +1,137 @@
+"""Writing attention to files: images (PNG/SVG) of a pyqtgraph scene or widget, tensors with their
+tokens (.npz/.json) and one matrix as CSV.
+
+Nothing here pickles: `.npz` files hold float32 weights and unicode string arrays, so
+``np.load(path, allow_pickle=False)`` reads them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters  # noqa: F401  (registers pg.exporters)
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+if TYPE_CHECKING:
+    from .attention_view import AttentionData
+
+IMAGE_SUFFIXES = (".png", ".svg")
+
+
+def _suffix(path: str | Path, allowed: tuple[str, ...]) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in allowed:
+        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'}; use one of {', '.join(allowed)}")
+    return suffix
+
+
+def _token_array(tokens: list[str]) -> np.ndarray:
+    return np.array([str(t) for t in tokens], dtype=str) if tokens else np.zeros(0, dtype="<U1")
+
+
+def save_npz(path: str | Path, data: "AttentionData") -> None:
+    """Arrays: weights (L, H, T, S) float32, source_tokens, target_tokens (unicode), kind (unicode scalar)."""
+    with open(path, "wb") as fh:  # a file object: np.savez would append ".npz" to a path lacking it
+        np.savez(fh, weights=np.ascontiguousarray(data.weights, dtype=np.float32),
+                 source_tokens=_token_array(data.source_tokens), target_tokens=_token_array(data.target_tokens),
+                 kind=np.array(data.kind, dtype=str))
+
+
+def save_json(path: str | Path, data: "AttentionData") -> None:
+    """{"kind", "source_tokens", "target_tokens", "weights": [layers][heads][target][source]}.
+
+    Weights are the float32 values widened to float64, so reading them back as float32 is exact."""
+    obj = {"kind": data.kind, "source_tokens": list(data.source_tokens), "target_tokens": list(data.target_tokens),
+           "weights": np.asarray(data.weights, dtype=np.float32).astype(np.float64).tolist()}
+    Path(path).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
+
+
+def save_tensors(path: str | Path, data: "AttentionData") -> None:
+    if _suffix(path, (".npz", ".json")) == ".npz":
+        save_npz(path, data)
+    else:
+        save_json(path, data)
+
+
+def save_csv(path: str | Path, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str]) -> None:
+    """Header row: "" then the source tokens; then one row per target token: the token, then its weights
+    (9 significant digits, enough to read float32 back exactly)."""
+    matrix = np.asarray(matrix)
+    if matrix.shape != (len(target_tokens), len(source_tokens)):
+        raise ValueError(f"matrix shape {matrix.shape} does not match {len(target_tokens)} target x "
+                         f"{len(source_tokens)} source tokens")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["", *source_tokens])
+        for token, row in zip(target_tokens, matrix):
+            writer.writerow([token, *(format(float(v), ".9g") for v in row)])
+
+
+def save_scene_image(path: str | Path, item: QtWidgets.QGraphicsItem | QtWidgets.QGraphicsScene,
+                     min_width: int = 800) -> None:
+    """PNG (pyqtgraph ImageExporter, at least `min_width` pixels wide) or SVG of a pyqtgraph item/scene.
+
+    SVG is drawn by Qt's QSvgGenerator directly: pyqtgraph 0.14's SVGExporter fails on the paths Qt 6.11
+    writes ("... Z" without coordinates: ValueError in correctCoordinates)."""
+    suffix = _suffix(path, IMAGE_SUFFIXES)
+    if suffix == ".svg":
+        save_scene_svg(path, item)
+        return
+    exporter = pg.exporters.ImageExporter(item)
+    width = int(exporter.params["width"])
+    if width < min_width:
+        exporter.params["width"] = min_width  # height follows the aspect ratio
+    exporter.export(str(path))
+    if not Path(path).is_file():
+        raise OSError(f"{path}: could not write the image")
+
+
+def save_scene_svg(path: str | Path, item: QtWidgets.QGraphicsItem | QtWidgets.QGraphicsScene,
+                   title: str = "attention") -> None:
+    """Render a scene (or the part under one item) into an SVG file with QSvgGenerator."""
+    scene = item if isinstance(item, QtWidgets.QGraphicsScene) else item.scene()
+    source = scene.sceneRect() if item is scene else item.sceneBoundingRect()
+    w, h = max(1, int(round(source.width()))), max(1, int(round(source.height())))
+    generator = QtSvg.QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(QtCore.QSize(w, h))
+    generator.setViewBox(QtCore.QRectF(0, 0, w, h))
+    generator.setTitle(title)
+    painter = QtGui.QPainter()
+    if not painter.begin(generator):
+        raise OSError(f"{path}: could not write the image")
+    try:
+        scene.render(painter, QtCore.QRectF(0, 0, w, h), source)
+    finally:
+        painter.end()
+    if not Path(path).is_file():
+        raise OSError(f"{path}: could not write the image")
+
+
+def save_widget_png(path: str | Path, widget: QtWidgets.QWidget) -> None:
+    """A plain screenshot of a widget (labels and buttons included)."""
+    pixmap = widget.grab()
+    if not pixmap.save(str(path), "PNG"):
+        raise OSError(f"{path}: could not write the image")
+
+
+def ensure_laid_out(view: pg.GraphicsView, size: QtCore.QSize | None = None) -> None:
+    """Make sure a GraphicsLayoutWidget has a real geometry before exporting it: pending layouts are
+    flushed; a never-shown (or zero-sized) one is given `size` (at least 640 x 480) by hand."""
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+    if view.isVisible() and view.width() > 10 and view.height() > 10:
+        return
+    size = size or view.size()
+    w, h = max(size.width(), 640), max(size.height(), 480)
+    if not view.isVisible():
+        view.resize(w, h)
+    pg.GraphicsView.setRange(view, QtCore.QRectF(0, 0, w, h), padding=0, disableAutoPixel=False)
+    layout = getattr(view.centralWidget, "layout", None)  # pyqtgraph's GraphicsLayout: an attribute
+    layout = layout() if callable(layout) else layout
+    if layout is not None:
+        layout.activate()

@@ -1,0 +1,174 @@
+"""Small heatmap building blocks shared by the attention grid and its focus view.
+
+A heatmap is a pyqtgraph `ImageItem` in row-major order (``image[row, col]``: target rows on y,
+source columns on x) inside a `ViewBox` with ``invertY(True)``, so row 0 is at the top like a table.
+
+Colour scales (`display_image` / `levels_for`):
+
+- ``"cell"``: the weights as they are, levels ``(0, max of that matrix)``;
+- ``"shared"``: the weights as they are, levels ``(0, max over the whole grid)``;
+- ``"log"``: the image holds ``log10(max(w, LOG_FLOOR))`` and every cell has levels
+  ``(log10(LOG_FLOOR), 0)`` = ``(-4, 0)``, so 1e-4 and below are black and 1.0 is the top colour.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from nmt_desktop.core.tokenizer import WORD_START
+
+COLOR_SCALES = ("cell", "shared", "log")
+LOG_FLOOR = 1e-4
+LOG_LEVELS = (float(np.log10(LOG_FLOOR)), 0.0)
+_MIN_TOP = 1e-6  # an all-zero matrix still gets a valid (0, tiny) level range
+
+_HIGHLIGHT_BRUSH = QtGui.QColor(255, 255, 255, 70)
+
+
+def colormap() -> pg.ColorMap:
+    return pg.colormap.get("viridis")
+
+
+def display_image(weights: np.ndarray, mode: str) -> np.ndarray:
+    """What the ImageItem holds for `weights` in colour scale `mode` (float32)."""
+    if mode == "log":
+        return np.log10(np.maximum(weights, LOG_FLOOR)).astype(np.float32, copy=False)
+    return weights
+
+
+def top_level(values: np.ndarray | float) -> float:
+    top = float(np.max(values)) if np.size(values) else 0.0
+    return top if np.isfinite(top) and top > _MIN_TOP else _MIN_TOP
+
+
+def token_label(piece: str, width: int = 12) -> str:
+    """A token for an axis tick: kept as is (the "▁" word-start marker stays visible), ellided if long."""
+    text = piece.replace("\n", "\\n").replace("\t", "\\t")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def word_groups(tokens: list[str]) -> list[list[int]]:
+    """Indices of the pieces making each word: a word starts at the first piece, at a piece starting
+    with "▁" or whitespace, at a special token (<s>, </s>, <pad>, <unk>: always a word of its own) and
+    at the piece after a special token or after a piece ending in "▁"/whitespace."""
+    groups: list[list[int]] = []
+    after_break = True
+    for i, piece in enumerate(tokens):
+        special = _is_special(piece)
+        start = after_break or special or piece[:1] == WORD_START or piece[:1].isspace()
+        if start or not groups:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+        after_break = special or piece[-1:] == WORD_START or piece[-1:].isspace()
+    return groups
+
+
+def _is_special(piece: str) -> bool:
+    return piece in ("<s>", "</s>", "<pad>", "<unk>")
+
+
+def join_word(tokens: list[str], group: list[int]) -> str:
+    text = "".join(tokens[i] for i in group).replace(WORD_START, "")
+    return text if text.strip() else "".join(tokens[i] for i in group)
+
+
+class CellBox(pg.ViewBox):
+    """A ViewBox for one small grid cell: no pan/zoom/menu; reports clicks and hovered (row, col)."""
+
+    def __init__(self, on_click: Callable[[], None], on_hover: Callable[[int, int], None]):
+        super().__init__(enableMenu=False, invertY=True)
+        self.setMouseEnabled(False, False)
+        self._on_click, self._on_hover = on_click, on_hover
+        self.shape_rc = (0, 0)  # (rows, cols) of the matrix shown, for hover mapping
+
+    def mouseClickEvent(self, ev):  # noqa: N802 (Qt naming)
+        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
+            ev.accept()
+            self._on_click()
+
+    def mouseDragEvent(self, ev, axis=None):  # noqa: N802
+        ev.ignore()
+
+    def wheelEvent(self, ev, axis=None):  # noqa: N802
+        ev.ignore()
+
+    def hoverEvent(self, ev):  # noqa: N802
+        if ev.isExit():
+            self._on_hover(-1, -1)
+            return
+        p = self.mapToView(ev.pos())
+        rows, cols = self.shape_rc
+        r, c = int(np.floor(p.y())), int(np.floor(p.x()))
+        self._on_hover(r if 0 <= r < rows else -1, c if 0 <= c < cols else -1)
+
+
+class HeatmapCell:
+    """One grid cell: title, CellBox, ImageItem and two highlight bars (row and column)."""
+
+    def __init__(self, layout: pg.GraphicsLayout, row: int, col: int, title: str,
+                 on_click: Callable[[], None], on_hover: Callable[[int, int], None]):
+        self.title = title
+        self.sub = layout.addLayout(row=row, col=col)
+        self.sub.setContentsMargins(2, 2, 2, 2)
+        self.sub.setSpacing(0)
+        self.label = self.sub.addLabel(title, row=0, col=0, size="8pt", color="#333")
+        self.label.setMaximumHeight(16)
+        self.box = CellBox(on_click, on_hover)
+        self.box.setBackgroundColor((232, 232, 232))  # rows still to come show light grey while streaming
+        self.sub.addItem(self.box, row=1, col=0)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(colormap())
+        self.box.addItem(self.image)
+        self.row_mark = _mark()
+        self.col_mark = _mark()
+        self.box.addItem(self.row_mark, ignoreBounds=True)
+        self.box.addItem(self.col_mark, ignoreBounds=True)
+        self.y_extent = 0  # rows the view range currently spans
+
+    def set_image(self, image: np.ndarray, levels: tuple[float, float]) -> None:
+        rows, cols = image.shape
+        self.box.shape_rc = (rows, cols)
+        if rows == 0 or cols == 0:
+            self.image.clear()
+            self.image.image = None
+            return
+        self.image.setImage(image, autoLevels=False, levels=levels)
+
+    def set_extent(self, rows: int, cols: int) -> None:
+        """Fix the view range to (cols x rows) cells; no autorange, no re-layout."""
+        self.y_extent = rows
+        self.box.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+
+    def set_highlight(self, row: int, col: int, rows: int, cols: int) -> None:
+        _place(self.row_mark, row >= 0 and row < rows, QtCore.QRectF(0, row, cols, 1))
+        _place(self.col_mark, col >= 0 and col < cols, QtCore.QRectF(col, 0, 1, rows))
+
+
+def _mark() -> QtWidgets.QGraphicsRectItem:
+    item = QtWidgets.QGraphicsRectItem()
+    item.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
+    item.setBrush(QtGui.QBrush(_HIGHLIGHT_BRUSH))
+    item.setZValue(10)
+    item.setVisible(False)
+    return item
+
+
+def outline_mark() -> QtWidgets.QGraphicsRectItem:
+    item = _mark()
+    pen = QtGui.QPen(QtGui.QColor(255, 255, 255, 220))
+    pen.setCosmetic(True)
+    pen.setWidth(1)
+    item.setPen(pen)
+    item.setBrush(QtGui.QBrush(QtGui.QColor(255, 255, 255, 40)))
+    return item
+
+
+def _place(item: QtWidgets.QGraphicsRectItem, visible: bool, rect: QtCore.QRectF) -> None:
+    if visible:
+        item.setRect(rect)
+    item.setVisible(visible)
