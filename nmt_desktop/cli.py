@@ -429,6 +429,62 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- gui ------------------------------------------------------------------------------------------
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "gui", parents=[common], help="open the desktop app (the default without a subcommand)",
+        description="Open the desktop app. With --screenshot it runs headless-friendly (QT_QPA_PLATFORM="
+                    "offscreen works): loads the model, translates --text, waits until decoding has finished "
+                    "and the attention view has painted, saves a PNG of the window and exits.")
+    p.add_argument("-m", "--model", metavar="MODEL",
+                   help="model folder or .zip, or an installed model's name (default: last used or bundled en-de)")
+    p.add_argument("--text", metavar="TEXT", help="text to translate on start")
+    p.add_argument("--beam", type=_positive_int, default=None, metavar="N", help="beam size (1 = greedy)")
+    p.add_argument("--view", choices=("grid", "focus"), default=None, help="attention view: all heads or one")
+    p.add_argument("--layer", type=_non_negative_int, default=None, metavar="L", help="focused decoder layer (0-based)")
+    p.add_argument("--head", type=_non_negative_int, default=None, metavar="H", help="focused head (0-based)")
+    p.add_argument("--tab", choices=("translate", "models", "train"), default=None, help="tab to show")
+    p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
+    p.set_defaults(handler=_cmd_gui)
+
+
+def _cmd_gui(args: argparse.Namespace) -> int:
+    if args.view == "grid" and (args.layer is not None or args.head is not None):
+        raise UsageError("--layer/--head choose the focus view: drop --view grid")
+    if args.screenshot is not None:
+        shot = Path(args.screenshot)
+        if not shot.parent.is_dir():
+            raise CLIError(f"cannot write {shot}: folder {shot.parent} does not exist")
+    if args.model is not None:
+        from nmt_desktop.core.model_dir import read_config
+
+        model_path = resolve_model(args.model)
+        with _naming_model(model_path):
+            read_config(model_path)  # a quick check, so a bad model is one line before any window opens
+        args.model = str(model_path)
+    if args.text is not None:
+        args.text = _fix_arg(args.text)
+    from nmt_desktop.gui.app import HeadlessError, run_gui
+
+    try:
+        return run_gui(args)
+    except HeadlessError as exc:
+        if exc.code == 2:
+            raise UsageError(str(exc)) from None
+        raise CLIError(str(exc)) from None
+
+
 # --- no subcommand: the desktop app --------------------------------------------------------------
 
 def _run_gui(parser: argparse.ArgumentParser) -> int:
@@ -452,6 +508,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser
     _add_info,
     add_train,
     add_eval,
+    _add_gui,
 ]
 
 

@@ -1,0 +1,430 @@
+"""The application: QApplication set-up, the main window (tabs, menus, status bar), settings, and the
+headless `gui --screenshot` mode used by the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QByteArray, QEventLoop, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+                               QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
+
+from nmt_desktop import __version__
+
+from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
+from .settings import Settings, setup_logging
+from .translate_panel import TranslatePanel
+
+log = logging.getLogger("nmt_desktop.gui.app")
+
+APP_TITLE = "NMT Desktop"
+_DEFAULT = object()  # "choose the model from settings or the bundled default"
+
+STYLE = """
+QMainWindow, QWidget#central { background: #f5f6f8; }
+QTabWidget::pane { border: 1px solid #d9dce3; border-radius: 6px; background: #ffffff; top: -1px; }
+QTabBar::tab { padding: 7px 18px; margin-right: 2px; border: 1px solid transparent; color: #4b5563;
+               border-top-left-radius: 6px; border-top-right-radius: 6px; }
+QTabBar::tab:selected { background: #ffffff; border-color: #d9dce3; border-bottom-color: #ffffff;
+                        color: #111827; font-weight: 600; }
+QFrame#pane { background: #ffffff; border: 1px solid #e2e5ea; border-radius: 8px; }
+QLabel#paneTitle { color: #4338ca; font-weight: 600; font-size: 11pt; }
+QLabel#hint { color: #6b7280; }
+QPlainTextEdit, QTextBrowser { border: none; font-size: 13pt; background: #ffffff; }
+QGroupBox { font-weight: 600; color: #374151; border: 1px solid #e2e5ea; border-radius: 8px;
+            margin-top: 12px; padding-top: 6px; background: #ffffff; }
+QGroupBox::title { subcontrol-origin: margin; left: 10px; padding: 0 4px; }
+QPushButton { padding: 5px 14px; border: 1px solid #cfd4dc; border-radius: 6px; background: #ffffff; }
+QPushButton:hover { background: #f0f2f5; }
+QPushButton:disabled { color: #9ca3af; }
+QPushButton#primaryButton { background: #4f46e5; color: white; border-color: #4338ca; font-weight: 600; }
+QPushButton#primaryButton:hover { background: #4338ca; }
+QPushButton#primaryButton:disabled { background: #a5b4fc; border-color: #a5b4fc; }
+QListWidget, QTableWidget { border: 1px solid #e2e5ea; border-radius: 6px; background: #ffffff; }
+QListWidget::item { padding: 3px; }
+QListWidget::item:selected { background: #e0e7ff; color: #111827; }
+QLabel#emptyTitle { font-size: 16pt; color: #374151; }
+QStatusBar { color: #4b5563; }
+"""
+
+
+class HeadlessError(Exception):
+    """The headless (`--screenshot`) run failed; `code` is the exit code (1 bad model/input, 2 usage)."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+class EmptyState(QWidget):
+    """Shown on the Translate tab while no model is loaded."""
+
+    def __init__(self, open_model: Callable[[], None], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.title = QLabel("No model loaded — Open model…")
+        self.title.setObjectName("emptyTitle")
+        self.title.setAlignment(Qt.AlignCenter)
+        self.hint = QLabel("Open a model folder or .zip, or pick one on the Models tab.")
+        self.hint.setObjectName("hint")
+        self.hint.setAlignment(Qt.AlignCenter)
+        self.button = QPushButton("Open model…")
+        self.button.setObjectName("primaryButton")
+        self.button.clicked.connect(open_model)
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        layout.addWidget(self.title)
+        layout.addWidget(self.hint)
+        layout.addWidget(self.button, 0, Qt.AlignCenter)
+        layout.addStretch(2)
+
+    def set_loading(self, name: str | None) -> None:
+        self.title.setText(f"Loading {name}…" if name else "No model loaded — Open model…")
+        self.button.setVisible(not name)
+
+
+class MainWindow(QMainWindow):
+    """The main window: Translate, Models and (later) Train tabs."""
+
+    errorShown = Signal(str)
+    modelChanged = Signal(object)  # ModelInfo
+
+    def __init__(self, settings: Settings | None = None, model: Any = _DEFAULT):
+        super().__init__()
+        self.settings = settings or Settings()
+        self.info: Any = None
+        self._tabs: dict[str, QWidget] = {}
+        self._shut_down = False
+        self._error_box: QMessageBox | None = None
+        self.setWindowTitle(APP_TITLE)
+        self.resize(1280, 820)
+
+        self.translate_panel = TranslatePanel()
+        self.empty_state = EmptyState(self.open_model)
+        self.translate_stack = QStackedWidget()
+        self.translate_stack.addWidget(self.empty_state)
+        self.translate_stack.addWidget(self.translate_panel)
+        self.models_panel = ModelsPanel()
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(False)
+        self.add_tab("translate", self.translate_stack, "Translate")
+        self.add_tab("models", self.models_panel, "Models")
+        self.add_tab("train", _placeholder("Training from the app is coming soon.\n"
+                                           "Use `nmt-desktop train` in a terminal for now."), "Train (coming soon)")
+        central = QWidget()
+        central.setObjectName("central")
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(8, 8, 8, 4)
+        lay.addWidget(self.tabs)
+        self.setCentralWidget(central)
+
+        self._build_menus()
+        self.model_label = QLabel("No model")
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setMaximumHeight(12)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
+        self.statusBar().addPermanentWidget(self.busy)
+        self.statusBar().addPermanentWidget(self.model_label)
+
+        self.models_panel.modelLoaded.connect(self._on_model_loaded)
+        self.models_panel.loadFailed.connect(self._on_load_failed)
+        self.models_panel.loadingChanged.connect(self._update_busy)
+        self.translate_panel.busyChanged.connect(self._update_busy)
+        self.translate_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        self.translate_panel.translationFailed.connect(lambda _i, m: self._report_error(m, "Translation failed"))
+
+        self._restore_settings()
+        if model is _DEFAULT:
+            last = self.settings.get("last_model")
+            model = last if isinstance(last, str) and Path(last).exists() else default_model_path()
+        if model is not None:
+            self.load_model(model)
+
+    # -- tabs ------------------------------------------------------------------------------------------
+
+    def add_tab(self, key: str, widget: QWidget, title: str) -> int:
+        """Add a tab under a stable key (later issues add e.g. the real Train tab)."""
+        if key in self._tabs:
+            index = self.tabs.indexOf(self._tabs[key])
+            self.tabs.removeTab(index)
+            self._tabs[key].deleteLater()
+            index = self.tabs.insertTab(index, widget, title)
+        else:
+            index = self.tabs.addTab(widget, title)
+        self._tabs[key] = widget
+        return index
+
+    def show_tab(self, key: str) -> None:
+        self.tabs.setCurrentWidget(self._tabs[key])
+
+    def tab(self, key: str) -> QWidget:
+        return self._tabs[key]
+
+    # -- menus ---------------------------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        act = QAction("&Open model folder…", self, shortcut=QKeySequence.Open)
+        act.triggered.connect(self.open_model)
+        file_menu.addAction(act)
+        act = QAction("Open model &zip…", self)
+        act.triggered.connect(self.models_panel.open_zip_dialog)
+        file_menu.addAction(act)
+        file_menu.addSeparator()
+        act = QAction("&Quit", self, shortcut=QKeySequence.Quit)
+        act.triggered.connect(self.close)
+        file_menu.addAction(act)
+        translate_menu = self.menuBar().addMenu("&Translate")
+        act = QAction("&Translate", self)
+        act.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        act.triggered.connect(lambda: self.translate_panel.translate())
+        translate_menu.addAction(act)
+        act = QAction("&Stop", self, shortcut=QKeySequence("Esc"))
+        act.triggered.connect(self.translate_panel.stop)
+        translate_menu.addAction(act)
+        help_menu = self.menuBar().addMenu("&Help")
+        act = QAction("&About NMT Desktop", self)
+        act.triggered.connect(self.show_about)
+        help_menu.addAction(act)
+
+    def open_model(self) -> None:
+        self.models_panel.open_folder_dialog()
+
+    # -- models --------------------------------------------------------------------------------------------
+
+    def load_model(self, path: str | os.PathLike) -> int:
+        self.empty_state.set_loading(Path(path).name if self.info is None else None)
+        return self.models_panel.load(path)
+
+    def _on_model_loaded(self, translator: Any, info: Any) -> None:
+        self.info = info
+        self.translate_panel.set_translator(translator, info)
+        self.translate_stack.setCurrentWidget(self.translate_panel)
+        langs = f" ({info.languages})" if info.languages else ""
+        self.model_label.setText(f"Model: {info.name}{langs} · {human_size(info.size_bytes)}")
+        self.setWindowTitle(f"{APP_TITLE} — {info.name}{langs}")
+        self.settings.set("last_model", str(info.path))
+        self.settings.add_recent_model(str(info.path))
+        self.statusBar().showMessage(f"Loaded {info.name}", 5000)
+        self.modelChanged.emit(info)
+
+    def _on_load_failed(self, path: str, message: str) -> None:
+        if self.info is None:
+            self.empty_state.set_loading(None)
+        self._report_error(message, "Cannot load model")
+
+    def _update_busy(self, _busy: bool = False) -> None:
+        self.busy.setVisible(self.models_panel.loading or self.translate_panel.running)
+
+    # -- errors and about ------------------------------------------------------------------------------
+
+    def _report_error(self, message: str, title: str = "Error") -> None:
+        message = " ".join(str(message).split())
+        log.warning("%s: %s", title, message)
+        self.errorShown.emit(message)
+        self.statusBar().showMessage(f"{title}: {message}", 10000)
+        self.show_error(message, title)
+
+    def show_error(self, message: str, title: str = "Error") -> None:
+        """Show an error without blocking (a window-modal box opened with open(), never exec())."""
+        box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        self._error_box = box
+        box.open()
+
+    def about_html(self) -> str:
+        parts = [f"<h2>{APP_TITLE} {__version__}</h2>",
+                 "<p>Encoder-decoder Transformer machine translation with live attention maps.</p>"]
+        if self.info is not None:
+            card = self.info.card
+            parts.append(f"<p><b>Model:</b> {html.escape(self.info.name)}"
+                         f"{' (' + html.escape(self.info.languages) + ')' if self.info.languages else ''}</p>")
+            if card:
+                rows = "".join(f"<tr><td><i>{html.escape(str(k))}</i></td><td>{html.escape(str(v))}</td></tr>"
+                               for k, v in card.items())
+                parts.append(f"<table>{rows}</table>")
+            attr = attribution(card)
+            if attr:
+                parts.append(f"<p><b>Data attribution:</b> {html.escape(attr)}</p>")
+        else:
+            parts.append("<p>No model loaded.</p>")
+        return "".join(parts)
+
+    def show_about(self) -> None:
+        box = QMessageBox(QMessageBox.Information, f"About {APP_TITLE}", self.about_html(), QMessageBox.Ok, self)
+        box.setTextFormat(Qt.RichText)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        self._about_box = box
+        box.open()
+
+    # -- settings and closing ----------------------------------------------------------------------------
+
+    def _restore_settings(self) -> None:
+        s = self.settings
+        geometry = s.get("geometry")
+        if isinstance(geometry, str):
+            try:
+                self.restoreGeometry(QByteArray(base64.b64decode(geometry)))
+            except ValueError:
+                pass
+        self.translate_panel.restore_settings(s.data)
+        self.models_panel.set_recent(s.recent_models)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.set("geometry", base64.b64encode(bytes(self.saveGeometry())).decode("ascii"))
+        s.data.update(self.translate_panel.settings_dict())
+        s.set("recent_models", self.models_panel.recent[:8] or s.recent_models)
+        s.save()
+
+    def shutdown(self) -> None:
+        """Save settings and stop the worker threads (idempotent)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.save_settings()
+        self.translate_panel.shutdown()
+        self.models_panel.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
+        self.shutdown()
+        super().closeEvent(event)
+
+
+def _placeholder(text: str) -> QWidget:
+    w = QWidget()
+    label = QLabel(text)
+    label.setObjectName("emptyTitle")
+    label.setAlignment(Qt.AlignCenter)
+    QVBoxLayout(w).addWidget(label)
+    return w
+
+
+# -- running ----------------------------------------------------------------------------------------------
+
+_QUIET_QT_MESSAGES = ("propagateSizeHints",)  # harmless offscreen-platform chatter
+_qt_handler_installed = False
+
+
+def _qt_message(mode: QtMsgType, context: Any, message: str) -> None:
+    """Qt's own warnings go to the app log, not the terminal (the CLI keeps errors to one line)."""
+    if any(q in message for q in _QUIET_QT_MESSAGES):
+        return
+    level = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO}.get(mode, logging.WARNING)
+    logging.getLogger("nmt_desktop.qt").log(level, "%s", message)
+
+
+def create_app(argv: list[str] | None = None) -> QApplication:
+    global _qt_handler_installed
+    if not _qt_handler_installed:
+        qInstallMessageHandler(_qt_message)
+        _qt_handler_installed = True
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setApplicationName("nmt-desktop")
+    app.setApplicationDisplayName(APP_TITLE)
+    app.setApplicationVersion(__version__)
+    app.setStyle("Fusion")
+    app.setStyleSheet(STYLE)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Open the main window on the last or default bundled model and run the event loop."""
+    setup_logging()
+    app = create_app(argv)
+    window = MainWindow()
+    app.aboutToQuit.connect(window.shutdown)  # threads are joined even if the window is not closed
+    window.show()
+    code = app.exec()
+    window.shutdown()
+    return int(code)
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Process events until `predicate()` is true (HeadlessError after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise HeadlessError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        QApplication.processEvents(QEventLoop.AllEvents, 50)
+        QThread.msleep(5)
+
+
+def run_gui(args: argparse.Namespace) -> int:
+    """`nmt-desktop gui ...`: open the window; with --screenshot, translate, save a PNG and exit."""
+    setup_logging()
+    app = create_app()
+    window = MainWindow(model=_DEFAULT if args.model is None else args.model)
+    errors: list[str] = []
+    window.errorShown.connect(errors.append)
+    if args.screenshot:
+        window.show_error = lambda message, title="Error": None  # type: ignore[method-assign]
+    panel = window.translate_panel
+    if args.beam is not None:
+        panel.options.set_beam(args.beam)
+    if args.tab:
+        window.show_tab(args.tab)
+    window.resize(1360, 860)
+    window.show()
+    try:
+        if window.models_panel.loading:
+            wait_until(lambda: not window.models_panel.loading, 300, "the model to load")
+        if errors and window.info is None:
+            raise HeadlessError(errors[0])
+        if args.text is not None:
+            if window.info is None:
+                raise HeadlessError("no model to translate with: use -m MODEL (no bundled model found)")
+            _check_head(args, window.info)
+            panel.source.setPlainText(args.text)
+            finished: list[int] = []
+            panel.translationFinished.connect(finished.append)
+            panel.translationFailed.connect(lambda _i, m: errors.append(m))
+            request = panel.translate()
+            wait_until(lambda: request in finished or bool(errors) or not panel.running, 300, "the translation")
+            if errors:
+                raise HeadlessError(errors[-1])
+            state = panel._current_state()
+            rows = 0 if state is None else len(state.steps)
+            wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint")
+            if args.view == "focus" or args.layer is not None:
+                panel.view.focus(args.layer or 0, args.head or 0)
+            elif hasattr(panel.view, "show_grid"):
+                panel.view.show_grid()
+        for _ in range(5):
+            QApplication.processEvents()
+            QThread.msleep(20)
+        if args.screenshot:
+            pixmap = window.grab()
+            path = Path(args.screenshot)
+            if not pixmap.save(str(path), "PNG"):
+                raise HeadlessError(f"cannot write {path}")
+            window.close()
+            return 0
+        return int(app.exec())
+    finally:
+        window.shutdown()
+        window.deleteLater()
+
+
+def _check_head(args: argparse.Namespace, info: Any) -> None:
+    if args.layer is not None and not 0 <= args.layer < info.layers:
+        raise HeadlessError(f"--layer {args.layer} is out of range: the model has {info.layers} decoder layers "
+                            f"(0..{info.layers - 1})", 2)
+    if args.head is not None and not 0 <= args.head < info.heads:
+        raise HeadlessError(f"--head {args.head} is out of range: the model has {info.heads} heads "
+                            f"(0..{info.heads - 1})", 2)

@@ -1,0 +1,268 @@
+"""The Models tab: bundled and recent models, "Open model…" (folder or zip), model info and card.
+
+Loading runs in a `ModelLoader` on its own QThread. On success `modelLoaded(translator, info)` is
+emitted; on failure `loadFailed(message)` (one line) and the current model stays loaded.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
+                               QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
+
+from nmt_desktop.core.locations import bundled_models_dir, user_models_dir
+
+from .workers import ModelInfo, ModelLoader, WorkerThread
+
+log = logging.getLogger("nmt_desktop.gui.models")
+
+TATOEBA_ATTRIBUTION = "Tatoeba Project (tatoeba.org) via manythings.org/anki, CC-BY 2.0 FR"
+
+
+def _scan(folder: Path) -> list[Path]:
+    """Model folders (with a config.json) and .zip files directly inside `folder`, by name."""
+    try:
+        found = [p for p in folder.iterdir()
+                 if (p.is_dir() and (p / "config.json").is_file()) or (p.is_file() and p.suffix.lower() == ".zip")]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: p.name)
+
+
+def bundled_models() -> list[Path]:
+    """Model folders and zips in the bundled `models/` folder, by name."""
+    return _scan(bundled_models_dir())
+
+
+def installed_models() -> list[Path]:
+    """Models the user installed into the user data folder."""
+    return _scan(user_models_dir())
+
+
+def default_model_path() -> Path | None:
+    """The bundled `en-de` model if present, else the first bundled model, else None."""
+    models = bundled_models()
+    for p in models:
+        if p.name in ("en-de", "en-de.zip"):
+            return p
+    return models[0] if models else None
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"
+
+
+def attribution(card: dict) -> str:
+    """The data attribution to show for a model card ("" if none is known)."""
+    for key in ("attribution", "license"):
+        value = card.get(key)
+        if value:
+            text = value if isinstance(value, str) else str(value)
+            if key == "license" and "tatoeba" in str(card).lower() and "tatoeba" not in text.lower():
+                text = f"{text}; {TATOEBA_ATTRIBUTION}"
+            return text
+    if "tatoeba" in str(card).lower():
+        return TATOEBA_ATTRIBUTION
+    return ""
+
+
+def _table(rows: list[tuple[str, Any]]) -> str:
+    body = "".join(f"<tr><td style='color:#6b7280; padding-right:14px'>{html.escape(k)}</td>"
+                   f"<td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f"<table cellspacing='3'>{body}</table>"
+
+
+def info_html(info: ModelInfo | None) -> str:
+    """The model's facts, its card and data attribution, as rich text."""
+    if info is None:
+        return "<p style='color:#6b7280'>No model loaded. Pick a bundled or recent model, or open one.</p>"
+    parts = [f"<h2 style='margin-bottom:4px'>{html.escape(info.name)}</h2>",
+             _table([("Languages", info.languages or "not set"), ("Size on disk", human_size(info.size_bytes)),
+                     ("Decoder", f"{info.layers} layers × {info.heads} heads"), ("Location", str(info.path))])]
+    card = dict(info.card)
+    if card:
+        parts.append("<h4 style='margin-bottom:2px'>Model card</h4>")
+        parts.append(_table([(str(k).replace("_", " ").capitalize(), v if isinstance(v, str) else json.dumps(v))
+                             for k, v in card.items()]))
+    attr = attribution(card)
+    if attr:
+        parts.append(f"<p><b>Data attribution:</b> {html.escape(attr)}</p>")
+    return "".join(parts)
+
+
+class ModelsPanel(QWidget):
+    modelLoaded = Signal(object, object)  # translator, ModelInfo
+    loadFailed = Signal(str, str)  # path, one-line message
+    loadingChanged = Signal(bool)
+    _request = Signal(int, str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.info: ModelInfo | None = None
+        self.recent: list[str] = []
+        self._load_id = 0
+        self._pending: dict[int, str] = {}
+
+        self.loader = ModelLoader()
+        self._thread = WorkerThread(self.loader, "model-loader")
+        self._request.connect(self.loader.load)
+        self.loader.finished.connect(self._on_loaded)
+        self.loader.failed.connect(self._on_failed)
+
+        self.bundled_list = QListWidget()
+        self.recent_list = QListWidget()
+        self._picked: QListWidgetItem | None = None
+        for lst in (self.bundled_list, self.recent_list):
+            lst.itemActivated.connect(self._activated)
+            lst.itemClicked.connect(self._picked_item)
+        self.load_button = QPushButton("Load selected")
+        self.load_button.clicked.connect(self._load_selected)
+        self.open_button = QPushButton("Open model folder…")
+        self.open_button.clicked.connect(self.open_folder_dialog)
+        self.open_zip_button = QPushButton("Open model zip…")
+        self.open_zip_button.clicked.connect(self.open_zip_dialog)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumHeight(6)
+        self.busy.setTextVisible(False)
+        self.busy.hide()
+        self.busy_label = QLabel("")
+        self.busy_label.setObjectName("hint")
+
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        for title, lst in (("Bundled and installed models", self.bundled_list), ("Recent models", self.recent_list)):
+            box = QGroupBox(title)
+            QVBoxLayout(box).addWidget(lst)
+            ll.addWidget(box, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.load_button)
+        row.addStretch(1)
+        row.addWidget(self.open_button)
+        row.addWidget(self.open_zip_button)
+        ll.addLayout(row)
+        ll.addWidget(self.busy_label)
+        ll.addWidget(self.busy)
+
+        self.info_view = QTextBrowser()
+        self.info_view.setOpenExternalLinks(True)
+        info_box = QGroupBox("Current model")
+        QVBoxLayout(info_box).addWidget(self.info_view)
+
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(left)
+        split.addWidget(info_box)
+        split.setSizes([420, 600])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(split)
+        self.refresh()
+
+    # -- lists ---------------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.bundled_list.clear()
+        models = [(p, "") for p in bundled_models()] + [(p, "  (installed)") for p in installed_models()]
+        for p, suffix in models:
+            item = QListWidgetItem(p.name + suffix)
+            item.setData(Qt.UserRole, str(p))
+            item.setToolTip(str(p))
+            self.bundled_list.addItem(item)
+        if not models:
+            item = QListWidgetItem("No bundled models yet — use “Open model folder…”")
+            item.setFlags(Qt.NoItemFlags)
+            self.bundled_list.addItem(item)
+        self._picked = None
+        self.recent_list.clear()
+        for path in self.recent:
+            item = QListWidgetItem(Path(path).name)
+            item.setData(Qt.UserRole, path)
+            item.setToolTip(path)
+            self.recent_list.addItem(item)
+        self.info_view.setHtml(info_html(self.info))
+
+    def set_recent(self, paths: list[str]) -> None:
+        self.recent = list(paths)
+        self.refresh()
+
+    def _activated(self, item: QListWidgetItem) -> None:
+        path = item.data(Qt.UserRole)
+        if path:
+            self.load(path)
+
+    def _picked_item(self, item: QListWidgetItem) -> None:
+        self._picked = item
+
+    def _load_selected(self) -> None:
+        item = self._picked
+        try:
+            path = item.data(Qt.UserRole) if item is not None else None
+        except RuntimeError:  # the list was refreshed and the item deleted
+            path = None
+        if path:
+            self.load(path)
+
+    # -- opening -------------------------------------------------------------------------------------
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open model folder", str(Path.home()))
+        if path:
+            self.load(path)
+
+    def open_zip_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open model zip", str(Path.home()), "Model archives (*.zip)")
+        if path:
+            self.load(path)
+
+    @property
+    def loading(self) -> bool:
+        return bool(self._pending)
+
+    def load(self, path: str | Path) -> int:
+        """Start loading a model off the UI thread; returns the load request id."""
+        self._load_id += 1
+        self._pending[self._load_id] = str(path)
+        self.busy_label.setText(f"Loading {Path(path).name}…")
+        self.busy.show()
+        self.loadingChanged.emit(True)
+        self._request.emit(self._load_id, str(path))  # queued into the loader's thread
+        return self._load_id
+
+    def _done(self, request_id: int) -> str:
+        path = self._pending.pop(request_id, "")
+        if not self._pending:
+            self.busy.hide()
+            self.busy_label.setText("")
+            self.loadingChanged.emit(False)
+        return path
+
+    def _on_loaded(self, request_id: int, result: tuple) -> None:
+        path = self._done(request_id)
+        if request_id != self._load_id:  # an older load finished after a newer one was asked for
+            return
+        translator, info = result
+        self.info = info
+        if path in self.recent:
+            self.recent.remove(path)
+        self.recent.insert(0, path)
+        self.refresh()
+        self.modelLoaded.emit(translator, info)
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        path = self._done(request_id)
+        self.loadFailed.emit(path, message)
+
+    def shutdown(self) -> None:
+        self._thread.stop()

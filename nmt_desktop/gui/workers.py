@@ -1,0 +1,198 @@
+"""QObject workers that run on QThreads: decoding (`TranslateWorker`) and model loading (`ModelLoader`).
+
+One signal set per worker: `started`, `step`, `finished`, `failed`; every signal carries the request
+id first, so a panel can ignore what a cancelled or superseded request still sends. Payloads are
+plain data (str, float, lists, dicts and numpy arrays *copied* from the core's step) or finished core
+result objects the worker never touches again: never a tensor the worker is still using.
+
+Cancellation is a thread-safe flag read between decoding steps (a queued slot could not run while
+the worker thread is busy decoding).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+log = logging.getLogger("nmt_desktop.gui.workers")
+
+
+def step_payload(step: Any, sentence: int) -> dict[str, Any]:
+    """A core `Step` as plain data, with its arrays copied."""
+    cross = None if step.cross_attention is None else np.array(step.cross_attention, dtype=np.float32, copy=True)
+    return {
+        "sentence": sentence,
+        "index": int(step.index),
+        "token_id": int(step.token_id),
+        "piece": str(step.piece),
+        "logprob": float(step.logprob),
+        "alternatives": [(str(a.piece), float(a.prob)) for a in step.alternatives],
+        "cross_attention": cross,
+        "is_eos": bool(step.is_eos),
+    }
+
+
+class TranslateWorker(QObject):
+    """Decodes requests sentence by sentence, streaming one `step` per target token.
+
+    - `started(request_id, sentence, info)`: a sentence begins; info = {text, source_tokens, layers,
+      heads, sentences}.
+    - `step(request_id, payload)`: see `step_payload`.
+    - `finished(request_id, translations)`: a list with one core `Translation` per sentence. Not
+      emitted for a cancelled request.
+    - `failed(request_id, message)`: one line.
+    """
+
+    started = Signal(int, int, object)
+    step = Signal(int, object)
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._cancelled: set[int] = set()
+        self._cancel_below = 0  # every request id below this is cancelled
+        self._busy = threading.Event()
+
+    # called from any thread --------------------------------------------------------------------
+
+    def cancel(self, request_id: int) -> None:
+        with self._lock:
+            self._cancelled.add(request_id)
+
+    def cancel_all_before(self, request_id: int) -> None:
+        """Cancel every request with an id < request_id (a newer request supersedes them)."""
+        with self._lock:
+            self._cancel_below = max(self._cancel_below, request_id)
+
+    def is_cancelled(self, request_id: int) -> bool:
+        with self._lock:
+            return request_id < self._cancel_below or request_id in self._cancelled
+
+    @property
+    def busy(self) -> bool:
+        return self._busy.is_set()
+
+    # runs in the worker thread ------------------------------------------------------------------
+
+    @Slot(int, object, object, object)
+    def run(self, request_id: int, translator: Any, sentences: Any, cfg: Any) -> None:
+        if self.is_cancelled(request_id):
+            return
+        self._busy.set()
+        try:
+            self._run(request_id, translator, list(sentences), cfg)
+        except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
+            log.exception("translation %d failed", request_id)
+            if not self.is_cancelled(request_id):
+                self.failed.emit(request_id, _one_line(exc))
+        finally:
+            self._busy.clear()
+            with self._lock:
+                self._cancelled.discard(request_id)
+
+    def _run(self, request_id: int, translator: Any, sentences: list[str], cfg: Any) -> None:
+        layers, heads = translator.config.decoder_layers, translator.config.n_heads
+        results = []
+        t0 = time.perf_counter()
+        for i, text in enumerate(sentences):
+            stream = translator.stream(text, cfg)
+            info = {"text": text, "source_tokens": list(stream.translator.source_pieces(stream.ids)),
+                    "layers": layers, "heads": heads, "sentences": len(sentences)}
+            self.started.emit(request_id, i, info)
+            try:
+                for step in stream:
+                    if self.is_cancelled(request_id):
+                        stream.close()
+                        return
+                    self.step.emit(request_id, step_payload(step, i))
+            finally:
+                stream.close()
+            if self.is_cancelled(request_id) or stream.result is None:
+                return
+            results.append(stream.result)
+        log.info("translated %d sentence(s) in %.2fs", len(sentences), time.perf_counter() - t0)
+        self.finished.emit(request_id, results)
+
+
+@dataclass
+class ModelInfo:
+    """What the app shows about a loaded model."""
+
+    path: Path
+    name: str
+    src_lang: str
+    tgt_lang: str
+    size_bytes: int
+    layers: int
+    heads: int
+    card: dict = field(default_factory=dict)
+
+    @property
+    def languages(self) -> str:
+        if self.src_lang or self.tgt_lang:
+            return f"{self.src_lang or '?'} → {self.tgt_lang or '?'}"
+        return ""
+
+
+class ModelLoader(QObject):
+    """Loads a model folder or zip: `finished(request_id, (translator, ModelInfo))` or `failed`."""
+
+    started = Signal(int, str)
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+
+    @Slot(int, str)
+    def load(self, request_id: int, path: str) -> None:
+        from nmt_desktop.core.model_dir import load_model, model_size_bytes
+        from nmt_desktop.core.translator import Translator
+
+        self.started.emit(request_id, path)
+        try:
+            loaded = load_model(path)
+            translator = Translator(loaded.model, loaded.tokenizers, loaded.name)
+            cfg = loaded.config
+            info = ModelInfo(Path(loaded.path), loaded.name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
+                             cfg.decoder_layers, cfg.n_heads, dict(loaded.card))
+        except Exception as exc:  # noqa: BLE001 - a bad model is reported, never raised
+            log.warning("cannot load model %s: %s", path, exc)
+            self.failed.emit(request_id, _one_line(exc))
+            return
+        log.info("loaded model %s", path)
+        self.finished.emit(request_id, (translator, info))
+
+
+class WorkerThread:
+    """A QObject worker living in its own QThread; `stop()` quits and joins the thread."""
+
+    def __init__(self, worker: QObject, name: str):
+        self.worker = worker
+        self.thread = QThread()
+        self.thread.setObjectName(name)
+        worker.moveToThread(self.thread)
+        self.thread.start()
+
+    def stop(self, timeout_ms: int = 30000) -> bool:
+        if not self.thread.isRunning():
+            return True
+        if isinstance(self.worker, TranslateWorker):
+            self.worker.cancel_all_before(2**62)
+        self.thread.quit()
+        return bool(self.thread.wait(timeout_ms))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    from nmt_desktop.core.model_dir import ModelFolderError
+
+    if isinstance(exc, (ModelFolderError, ValueError, OSError)) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,315 @@
+"""The main window with the tiny model (pytest-qt, offscreen), settings, and `nmt-desktop gui --screenshot`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QObject, Qt, Slot  # noqa: E402
+
+from nmt_desktop import __version__  # noqa: E402
+from nmt_desktop.core.config import DecodeConfig  # noqa: E402
+from nmt_desktop.gui import models_panel  # noqa: E402
+from nmt_desktop.gui.app import MainWindow, default_model_path  # noqa: E402
+from nmt_desktop.gui.models_panel import attribution  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_MS = 30000
+
+
+@pytest.fixture
+def config_dir(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "config"
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(folder))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
+    return folder
+
+
+def open_window(qtbot, model) -> MainWindow:
+    window = MainWindow(model=None if model is None else str(model))
+    window.shown_errors = []
+    window.show_error = lambda message, title="Error": window.shown_errors.append(message)  # never a dialog
+    qtbot.addWidget(window)
+    window.show()
+    if model is not None:
+        qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
+    return window
+
+
+@pytest.fixture
+def window(qtbot, config_dir, tiny_model_dir) -> MainWindow:
+    window = open_window(qtbot, tiny_model_dir)
+    yield window
+    window.close()
+    assert not window.translate_panel._worker_thread.thread.isRunning()
+    assert not window.models_panel._thread.thread.isRunning()
+
+
+def translate_and_wait(qtbot, panel, text: str | None = None) -> int:
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS) as blocker:
+        request = panel.translate(text)
+    assert blocker.args[0] == request
+    return request
+
+
+class RowRecorder(QObject):
+    """Connected to the worker's `step` after the panel: sees the view right after each step is shown."""
+
+    def __init__(self, panel) -> None:
+        super().__init__()
+        self.panel, self.rows = panel, []
+
+    @Slot(int, object)
+    def on_step(self, request_id: int, payload: object) -> None:
+        if request_id == self.panel.request_id:
+            self.rows.append(self.panel.view.painted_rows())
+
+
+def test_no_model_shows_empty_state(qtbot, config_dir) -> None:
+    window = open_window(qtbot, None)
+    assert window.translate_stack.currentWidget() is window.empty_state
+    assert window.empty_state.title.text() == "No model loaded — Open model…"
+    assert not window.translate_panel.translate_button.isEnabled()
+    assert window.translate_panel.translate() == 0
+    assert "Train (coming soon)" in [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    window.close()
+
+
+def test_default_model_path_prefers_bundled_en_de(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(models_panel, "bundled_models_dir", lambda: tmp_path)
+    assert default_model_path() is None
+    for name in ("aa-bb", "en-fr"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}", encoding="utf-8")
+    assert default_model_path() == tmp_path / "aa-bb"
+    (tmp_path / "en-de").mkdir()
+    (tmp_path / "en-de" / "config.json").write_text("{}", encoding="utf-8")
+    assert default_model_path() == tmp_path / "en-de"
+
+
+def test_opens_default_bundled_model_and_lists_it(qtbot, config_dir, tiny_model_dir, tmp_path, monkeypatch) -> None:
+    bundled = tmp_path / "bundled"
+    bundled.mkdir()
+    (bundled / "en-de").symlink_to(tiny_model_dir, target_is_directory=True)
+    monkeypatch.setattr(models_panel, "bundled_models_dir", lambda: bundled)
+    monkeypatch.setattr(models_panel, "user_models_dir", lambda: tmp_path / "no-user-models")
+    window = MainWindow()  # no model given, no settings: the bundled en-de
+    window.show_error = lambda message, title="Error": pytest.fail(message)
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
+    assert window.info.name == "en-de"
+    assert window.translate_stack.currentWidget() is window.translate_panel
+    items = [window.models_panel.bundled_list.item(i).text() for i in range(window.models_panel.bundled_list.count())]
+    assert items == ["en-de"]
+    assert "tiny synthetic" in window.models_panel.info_view.toPlainText()
+    window.close()
+
+
+def test_ctrl_enter_streams_into_output_and_view(qtbot, window, tiny_translator) -> None:
+    panel = window.translate_panel
+    assert window.translate_stack.currentWidget() is panel
+    recorder = RowRecorder(panel)
+    panel.worker.step.connect(recorder.on_step)
+    qtbot.keyClicks(panel.source, "red cat runs")
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        qtbot.keyClick(panel.source, Qt.Key_Return, Qt.ControlModifier)
+    expected = tiny_translator.translate("red cat runs", DecodeConfig())
+    T = len(expected.target_tokens)
+    assert panel.output_text() == expected.text
+    assert "tok:0:0" in panel.output.toHtml()  # tokens are clickable anchors
+    assert panel.view.painted_rows() == T
+    assert len(recorder.rows) == T
+    assert recorder.rows == sorted(recorder.rows) and recorder.rows[-1] == T and recorder.rows[0] >= 1
+    np.testing.assert_allclose(panel.view.data().weights, expected.attention, atol=1e-5)
+    assert panel.source.toPlainText() == "red cat runs"  # Ctrl+Enter did not insert a newline
+    # hovering a token shows that step's alternatives
+    from PySide6.QtCore import QUrl
+
+    panel._token_hovered(QUrl("tok:0:1"))
+    alts = expected.best.alternatives[1]
+    assert panel.alternatives.rowCount() == len(alts)
+    assert panel.alternatives.item(0, 0).text() == alts[0].piece
+    assert panel.stop_button.isEnabled() is False and panel.translate_button.isEnabled()
+
+
+def test_stop_cancels_and_a_new_translation_works(qtbot, window) -> None:
+    panel = window.translate_panel
+    panel.options.set_beam(4, 1)
+    panel.options.min_length.setValue(200)
+    panel.options.max_len_b.setValue(250)
+    finished: list[int] = []
+    panel.translationFinished.connect(finished.append)
+    request = panel.translate("red cat runs big dog sleeps")
+    assert panel.stop_button.isEnabled() and panel.running
+    qtbot.waitUntil(lambda: bool(panel.sentences) and len(panel.sentences[0].steps) >= 3, timeout=TIMEOUT_MS)
+    qtbot.mouseClick(panel.stop_button, Qt.LeftButton)
+    assert not panel.running and not panel.stop_button.isEnabled() and panel.translate_button.isEnabled()
+    shown = len(panel.sentences[0].steps)
+    qtbot.waitUntil(lambda: not panel.worker.busy, timeout=TIMEOUT_MS)
+    qtbot.wait(50)
+    assert request not in finished
+    assert len(panel.sentences[0].steps) == shown  # stale steps were ignored
+    panel.options.set_beam(1)
+    panel.options.min_length.setValue(0)
+    panel.options.max_len_b.setValue(10)
+    new = translate_and_wait(qtbot, panel, "big dog sleeps")
+    assert finished == [new] and panel.output_text()
+
+
+def test_newer_request_supersedes_older(qtbot, window, tiny_translator) -> None:
+    panel = window.translate_panel
+    finished: list[int] = []
+    panel.translationFinished.connect(finished.append)
+    first = panel.translate("red cat runs")
+    second = translate_and_wait(qtbot, panel, "big dog sleeps")
+    qtbot.wait(100)
+    assert finished == [second] and first != second
+    assert panel.output_text() == tiny_translator.translate("big dog sleeps").text
+    assert [s.text for s in panel.sentences] == ["big dog sleeps"]
+
+
+def test_translate_as_you_type_debounces(qtbot, window, tiny_translator) -> None:
+    panel = window.translate_panel
+    panel.as_you_type.setChecked(True)
+    started: list[int] = []
+    panel.translationStarted.connect(started.append)
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        qtbot.keyClicks(panel.source, "green bird eats")
+    assert len(started) == 1  # one request after typing stopped, not one per key
+    assert panel.output_text() == tiny_translator.translate("green bird eats").text
+
+
+def test_bad_model_shows_error_and_keeps_previous(qtbot, window, tiny_model_dir, tmp_path) -> None:
+    bad = tmp_path / "broken"
+    shutil.copytree(tiny_model_dir, bad)
+    (bad / "config.json").write_text("{ this is not json", encoding="utf-8")
+    before = window.info
+    with qtbot.waitSignal(window.errorShown, timeout=TIMEOUT_MS) as blocker:
+        window.load_model(bad)
+    message = blocker.args[0]
+    assert "config.json" in message and "\n" not in message
+    assert window.shown_errors == [message]
+    assert window.info is before and window.translate_panel.translator is not None
+    translate_and_wait(qtbot, window.translate_panel, "red cat")
+    assert window.translate_panel.output_text()
+
+
+def test_beam_nbest_list_selects_hypothesis_attention(qtbot, window) -> None:
+    panel = window.translate_panel
+    panel.options.set_beam(4, 3)
+    translate_and_wait(qtbot, panel, "red cat runs")
+    translation = panel.sentences[0].translation
+    assert len(translation.nbest) == 3 and panel.nbest_list.count() == 3
+    np.testing.assert_allclose(panel.view.data().weights, translation.nbest[0].attention, atol=1e-6)
+    panel.select_hypothesis(1)
+    np.testing.assert_allclose(panel.view.data().weights, translation.nbest[1].attention, atol=1e-6)
+    assert panel.view.painted_rows() == len(translation.nbest[1].tokens)
+    assert [p["piece"] for p in panel.sentences[0].steps] == translation.nbest[1].tokens  # chips follow it
+    panel.select_hypothesis(0)
+    assert panel.output_text() == translation.nbest[0].text
+
+
+def test_multi_sentence_input_lists_sentences(qtbot, window, tiny_translator) -> None:
+    panel = window.translate_panel
+    translate_and_wait(qtbot, panel, "red cat runs. big dog sleeps.")
+    assert panel.sentence_list.count() == 2
+    assert [s.text for s in panel.sentences] == ["red cat runs.", "big dog sleeps."]
+    panel.select_sentence(0)
+    first = panel.sentences[0].translation
+    np.testing.assert_allclose(panel.view.data().weights, first.attention, atol=1e-6)
+    panel.select_sentence(1)
+    second = panel.sentences[1].translation
+    assert second.text == tiny_translator.translate("big dog sleeps.").text
+    np.testing.assert_allclose(panel.view.data().weights, second.attention, atol=1e-6)
+    assert panel.view.painted_rows() == len(second.target_tokens)
+    assert panel.output_text() == f"{first.text} {second.text}"
+
+
+def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> None:
+    window = open_window(qtbot, tiny_model_dir)
+    window.translate_panel.options.set_beam(5, 2)
+    window.translate_panel.options.max_len_b.setValue(17)
+    window.resize(1100, 700)
+    window.close()
+    assert (config_dir / "settings.json").is_file()
+    again = open_window(qtbot, None)
+    options = again.translate_panel.options
+    assert options.mode.currentIndex() == 1 and options.beam.value() == 5 and options.nbest.value() == 2
+    assert options.max_len_b.value() == 17
+    # geometry is saved (the offscreen platform's small virtual screen makes restored sizes unreliable)
+    assert isinstance(again.settings.get("geometry"), str) and len(again.settings.get("geometry")) > 20
+    assert options.config().beam_size == 5
+    assert again.settings.get("last_model") == str(Path(tiny_model_dir))
+    assert str(Path(tiny_model_dir)) in again.models_panel.recent
+    again.close()
+    third = MainWindow()  # no model given: reopens the last model
+    qtbot.addWidget(third)
+    qtbot.waitUntil(lambda: third.info is not None, timeout=TIMEOUT_MS)
+    assert third.info.name == Path(tiny_model_dir).name
+    third.close()
+
+
+def test_about_shows_version_card_and_attribution(qtbot, window) -> None:
+    text = window.about_html()
+    assert __version__ in text and "tiny synthetic" in text
+    card = {"data": "Tatoeba en-de pairs", "license": "CC-BY 2.0 FR"}
+    assert "Tatoeba Project (tatoeba.org) via manythings.org/anki" in attribution(card)
+    assert attribution({"attribution": "Some corpus"}) == "Some corpus"
+    window.show_about()  # non-blocking (open(), not exec())
+    assert window._about_box.isVisible() and __version__ in window._about_box.text()
+    window._about_box.close()
+
+
+def run_gui_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1", PYTHONIOENCODING="utf-8",
+               NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "cfg"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "log"))
+    return subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", *args], capture_output=True, text=True,
+                          timeout=240, cwd=REPO_ROOT, env=env)
+
+
+def test_cli_gui_screenshot(tiny_model_dir, tmp_path) -> None:
+    out = tmp_path / "out.png"
+    proc = run_gui_cli("-m", str(tiny_model_dir), "--text", "red cat runs", "--layer", "1", "--head", "2",
+                       "--screenshot", str(out), tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() >= 800 and image.height() >= 500
+    log_file = tmp_path / "log" / "nmt-desktop.log"
+    assert log_file.is_file() and "translated 1 sentence" in log_file.read_text(encoding="utf-8")
+    assert (tmp_path / "cfg" / "settings.json").is_file()
+
+
+def test_cli_gui_bad_model_is_one_line(tmp_path) -> None:
+    proc = run_gui_cli("-m", str(tmp_path / "missing-model"), "--text", "x", "--screenshot",
+                       str(tmp_path / "x.png"), tmp_path=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("nmt-desktop: error: "), proc.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["gui", "--view", "grid", "--layer", "1"], "drop --view grid"),
+    (["gui", "--beam", "0"], "--beam"),
+    (["gui", "--tab", "nope"], "--tab"),
+    (["gui", "--head", "-1"], "--head"),
+])
+def test_cli_gui_usage_errors_exit_2(args, message, capsys) -> None:
+    from nmt_desktop import cli
+
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("nmt-desktop: error: ") and message in err[0]
