@@ -20,7 +20,9 @@ def bundled_models_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP_NAME))
+    """The user's data folder (platformdirs); `NMT_DESKTOP_DATA_DIR` overrides it (tests, portable use)."""
+    override = os.environ.get("NMT_DESKTOP_DATA_DIR")
+    return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def user_models_dir() -> Path:

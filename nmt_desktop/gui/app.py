@@ -23,6 +23,7 @@ from nmt_desktop import __version__
 
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
+from .train_panel import TrainPanel
 from .translate_panel import TranslatePanel
 
 log = logging.getLogger("nmt_desktop.gui.app")
@@ -119,8 +120,8 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(False)
         self.add_tab("translate", self.translate_stack, "Translate")
         self.add_tab("models", self.models_panel, "Models")
-        self.add_tab("train", _placeholder("Training from the app is coming soon.\n"
-                                           "Use `nmt-desktop train` in a terminal for now."), "Train (coming soon)")
+        self.train_panel = TrainPanel()
+        self.add_tab("train", self.train_panel, "Train")
         central = QWidget()
         central.setObjectName("central")
         lay = QVBoxLayout(central)
@@ -145,6 +146,11 @@ class MainWindow(QMainWindow):
         self.translate_panel.busyChanged.connect(self._update_busy)
         self.translate_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         self.translate_panel.translationFailed.connect(lambda _i, m: self._report_error(m, "Translation failed"))
+        self.modelChanged.connect(self.train_panel.set_model)
+        self.train_panel.modelReady.connect(self._on_trained_model)
+        self.train_panel.loadModelRequested.connect(self.load_model)
+        self.train_panel.trainingFailed.connect(lambda m: self._report_error(m, "Training failed"))
+        self.train_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
 
         self._restore_settings()
         if model is _DEFAULT:
@@ -220,6 +226,12 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_model(str(info.path))
         self.statusBar().showMessage(f"Loaded {info.name}", 5000)
         self.modelChanged.emit(info)
+
+    def _on_trained_model(self, path: str) -> None:
+        """A training run ended: its model joins the model picker (recent models), one click loads it."""
+        self.settings.add_recent_model(path)
+        self.models_panel.set_recent(self.settings.recent_models)
+        self.statusBar().showMessage(f"Trained model ready: {path}", 10000)
 
     def _on_load_failed(self, path: str, message: str) -> None:
         if self.info is None:
@@ -298,8 +310,12 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.translate_panel.shutdown()
         self.models_panel.shutdown()
+        self.train_panel.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
+        if not self._shut_down and not self.train_panel.confirm_close():  # asks during a training run
+            event.ignore()
+            return
         self.shutdown()
         super().closeEvent(event)
 

@@ -54,6 +54,12 @@ def default_model_path() -> Path | None:
     return models[0] if models else None
 
 
+def _recent_label(path: str) -> str:
+    """A model's name in the list; a training run's `RUN/best` or `RUN/last` shows as "RUN (best)"."""
+    p = Path(path)
+    return f"{p.parent.name} ({p.name})" if p.name in ("best", "last") and p.parent.name else p.name
+
+
 def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
@@ -187,7 +193,7 @@ class ModelsPanel(QWidget):
         self._picked = None
         self.recent_list.clear()
         for path in self.recent:
-            item = QListWidgetItem(Path(path).name)
+            item = QListWidgetItem(_recent_label(path))
             item.setData(Qt.UserRole, path)
             item.setToolTip(path)
             self.recent_list.addItem(item)

@@ -80,7 +80,7 @@ def test_no_model_shows_empty_state(qtbot, config_dir) -> None:
     assert window.empty_state.title.text() == "No model loaded — Open model…"
     assert not window.translate_panel.translate_button.isEnabled()
     assert window.translate_panel.translate() == 0
-    assert "Train (coming soon)" in [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert "Train" in [window.tabs.tabText(i) for i in range(window.tabs.count())]
     window.close()
 
 

@@ -1,0 +1,284 @@
+"""The Train tab with real `nmt-desktop train` child processes (tiny model, tiny synthetic corpus).
+
+Every run goes through the tab exactly as a user's would: the form is filled, Start checks the data
+and runs `python -m nmt_desktop train --config RUN/train_config.toml --progress json` as a QProcess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+import torch  # noqa: E402
+
+from nmt_desktop.core.checkpoint import read_state  # noqa: E402
+from nmt_desktop.core.config import TrainConfig  # noqa: E402
+from nmt_desktop.core.model_dir import load_model  # noqa: E402
+from nmt_desktop.gui.app import MainWindow  # noqa: E402
+from nmt_desktop.gui.train_process import LineBuffer, parse_event  # noqa: E402
+from tiny_models import synthetic_pairs  # noqa: E402
+
+CHILD_MS = 60000  # generous: the machine is shared with background training
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_tsv(path: Path, pairs) -> Path:
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("corpus")
+    pairs = synthetic_pairs(430, seed=3)
+    return {"train": write_tsv(d / "train.tsv", pairs[:400]), "dev": write_tsv(d / "dev.tsv", pairs[400:])}
+
+
+@pytest.fixture
+def dirs(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
+    monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path
+
+
+@pytest.fixture
+def window(qtbot, dirs):
+    window = MainWindow(model=None)
+    window.shown_errors = []
+    window.show_error = lambda message, title="Error": window.shown_errors.append(message)
+    panel = window.train_panel
+    panel.asked = []
+    panel.ask = lambda title, text: panel.asked.append(title) or True
+    panel.process.extra_env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    qtbot.addWidget(window)
+    window.show()
+    window.show_tab("train")
+    yield window
+    panel.shutdown(30000)  # never leave a child running
+    window.close()
+    assert not panel.running
+
+
+def tiny_config(corpus, **overrides) -> TrainConfig:
+    base = dict(train=str(corpus["train"]), dev=str(corpus["dev"]), preset="tiny", vocab_size=400, batch_tokens=600,
+                eval_every=10, log_every=1, max_steps=40, threads=1, eval_sentences=30, device="cpu",
+                probe="red cat sleeps", lr=2e-3, warmup_steps=20)
+    base.update(overrides)
+    return TrainConfig(**base)
+
+
+def events_of(panel) -> list[dict]:
+    seen: list[dict] = []
+    panel.trainEvent.connect(seen.append)
+    return seen
+
+
+def test_run_fills_plots_probe_and_model_picker(qtbot, window, corpus, dirs) -> None:
+    panel = window.train_panel
+    panel.set_form(tiny_config(corpus))
+    seen = events_of(panel)
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.state in ("finished", "failed"), timeout=CHILD_MS)
+    assert panel.state == "finished", panel.error_text
+    # runs go to the user data dir under a readable name
+    run = panel.run_dir
+    assert run.parent == dirs / "data" / "runs"
+    assert re.fullmatch(r"src-tgt-\d{8}-\d{6}", run.name)
+    assert (run / "train_config.toml").is_file() and (run / "events.jsonl").is_file()
+    # plots received points
+    x, y = panel.curves["train_loss"].getData()
+    assert len(x) == 40 and np.all(np.isfinite(y))
+    evals = [e for e in seen if e["event"] == "eval"]
+    assert len(evals) == 4
+    for key in ("dev_loss", "bleu", "chrf"):
+        assert len(panel.curves[key].getData()[0]) == len(evals)
+    assert len(panel.curves["lr"].getData()[0]) == 40 and len(panel.curves["tokens_per_s"].getData()[0]) == 40
+    assert panel.progress.value() == 40 and panel.progress.maximum() == 40
+    assert panel.samples_table.rowCount() == 3 * len(evals)
+    # the probe heatmap was redrawn at each evaluation with the probe's (T, S) shape
+    assert panel.probe_updates == len(evals) >= 2
+    probe = evals[-1]["probe"]
+    assert panel.probe_view.matrix().shape == (len(probe["target_tokens"]), len(probe["source_tokens"]))
+    att = np.asarray(probe["attention"], dtype=np.float32)
+    panel.probe_layer.setValue(1)
+    panel.probe_head.setValue(2)
+    np.testing.assert_allclose(panel.probe_view.matrix(), att[0, 1], atol=1e-6)
+    # the best model is in the model picker and loads with one click
+    best = str(run / "best")
+    assert panel.trained_model == best
+    assert best in window.models_panel.recent
+    assert window.models_panel.recent_list.item(0).text() == f"{run.name} (best)"
+    assert panel.load_model_button.isEnabled()
+    panel.load_model_button.click()
+    qtbot.waitUntil(lambda: window.info is not None, timeout=CHILD_MS)
+    assert str(window.info.path) == best
+    # fine-tuning is now offered from the loaded model
+    assert panel.model_path == best
+    # an earlier run can be opened again: its curves come back from events.jsonl
+    panel.open_run(run)
+    assert len(panel.curves["train_loss"].getData()[0]) == 40 and len(panel.curves["bleu"].getData()[0]) == 4
+    assert panel.probe_updates == 4 and panel.trained_model == best
+    assert panel.state == "finished" and not panel.resume_button.isEnabled()  # it reached max_steps
+
+
+def test_stop_resume_and_close_during_run(qtbot, window, corpus) -> None:
+    panel = window.train_panel
+    panel.set_form(tiny_config(corpus, max_steps=5000, eval_every=25))
+    seen = events_of(panel)
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.state == "running" and panel.last_step >= 12, timeout=CHILD_MS)
+    assert panel.stop_button.isEnabled() and not panel.resume_button.isEnabled()
+    panel.stop_button.click()
+    qtbot.waitUntil(lambda: panel.state in ("stopped", "failed"), timeout=CHILD_MS)
+    assert panel.state == "stopped", panel.error_text
+    assert "Stopped at step" in panel.state_label.text()
+    end = [e for e in seen if e["event"] == "end"][-1]
+    assert end["reason"] == "interrupted"
+    stopped_step = end["step"]
+    run = panel.run_dir
+    loaded = load_model(run / "last")  # Stop left a loadable checkpoint
+    assert loaded.config.d_model == 64
+    assert read_state(run / "last")["step"] == stopped_step > 0
+    assert panel.resume_button.isEnabled()
+
+    # Resume continues the step count
+    seen.clear()
+    panel.resume_button.click()
+    qtbot.waitUntil(lambda: any(e["event"] == "step" for e in seen), timeout=CHILD_MS)
+    start = next(e for e in seen if e["event"] == "start")
+    assert start["resumed"] and start["step"] == stopped_step
+    first = next(e for e in seen if e["event"] == "step")
+    assert first["step"] == stopped_step + 1
+    xs = panel.curves["train_loss"].getData()[0]
+    assert xs[0] == 1 and np.all(np.diff(xs) > 0)  # the curve goes on from before the stop
+
+    # closing the window during the run asks; "no" keeps it running
+    panel.ask = lambda title, text: False
+    window.close()
+    assert window.isVisible() and panel.running
+    # "yes" stops the child cleanly (exit 0) and keeps its checkpoint
+    panel.ask = lambda title, text: True
+    window.close()
+    assert not panel.running
+    qtbot.waitUntil(lambda: panel.state in ("stopped", "failed"), timeout=CHILD_MS)
+    assert panel.state == "stopped", panel.error_text
+    assert read_state(run / "last")["step"] > stopped_step
+
+
+@pytest.mark.parametrize("kind", ["tsv", "aligned"])
+def test_bad_corpus_shows_file_and_line_and_starts_nothing(qtbot, window, tmp_path, kind) -> None:
+    panel = window.train_panel
+    if kind == "tsv":
+        bad = tmp_path / "bad.tsv"
+        bad.write_text("a b\tx y\nc d\tz w\nno tab on this line\n", encoding="utf-8")
+        cfg = TrainConfig(train=str(bad), preset="tiny", dev_fraction=0.1)
+        expected = [str(bad), "line 3"]
+    else:
+        src, tgt = tmp_path / "train.en", tmp_path / "train.de"
+        src.write_text("a\nb\nc\n", encoding="utf-8")
+        tgt.write_text("x\ny\n", encoding="utf-8")
+        cfg = TrainConfig(train_src=str(src), train_tgt=str(tgt), preset="tiny", dev_fraction=0.1)
+        expected = [str(src), str(tgt), "3 lines"]
+    panel.set_form(cfg)
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.state == "idle" and panel.data_error.isVisible(), timeout=CHILD_MS)
+    for text in expected:
+        assert text in panel.data_error.text()
+        assert text in panel.error_label.text()
+    assert panel.process._proc is None and not panel.running  # no child process was started
+    assert panel.run_dir is None
+    runs = Path(os.environ["NMT_DESKTOP_DATA_DIR"]) / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_crashing_child_shows_its_error_and_window_stays(qtbot, window, corpus, tmp_path) -> None:
+    panel = window.train_panel
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json", encoding="utf-8")
+    panel.set_form(tiny_config(corpus, from_model=str(broken)))
+    assert panel.finetune_radio.isChecked()
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.state in ("failed", "finished", "stopped"), timeout=CHILD_MS)
+    assert panel.state == "failed"
+    assert "config.json" in panel.error_label.text() and panel.error_label.isVisible()
+    assert "nmt-desktop: error:" in panel.error_label.text()  # the child's last stderr lines
+    assert window.shown_errors and "config.json" in window.shown_errors[-1]
+    assert window.isVisible() and panel.start_button.isEnabled() and not panel.running
+
+
+def test_devices_listed_with_plain_no_gpu_message(window) -> None:
+    panel = window.train_panel
+    labels = [panel.device.itemText(i) for i in range(panel.device.count())]
+    assert any("CPU" in label for label in labels)
+    if not torch.cuda.is_available() and torch.version.cuda is None and not torch.backends.mps.is_available():
+        assert panel.device.currentData() == "cpu"
+        assert panel.device_message.text().startswith("No GPU is usable: this PyTorch build is CPU-only")
+        assert "Install a CUDA build of PyTorch" in panel.device_message.text()
+    elif torch.cuda.is_available():
+        assert panel.device.currentData() == "cuda:0" and "GiB" in labels[0]
+
+
+def test_defaults_toml_round_trip_and_command_line(window, corpus, tmp_path) -> None:
+    panel = window.train_panel
+    panel.scratch_radio.setChecked(True)
+    scratch = panel.form_config(out="X")
+    assert (scratch.lr, scratch.warmup_steps, scratch.preset, scratch.vocab_size, scratch.epochs) == \
+        (7e-4, 4000, "small", 8000, 20.0)
+    panel.model_path = "/some/model"
+    panel.finetune_radio.setChecked(True)
+    fine = panel.form_config(out="X")
+    assert (fine.lr, fine.warmup_steps, fine.max_steps, fine.eval_every, fine.patience, fine.dropout) == \
+        (1e-4, 500, 2000, 200, 5, None)
+    assert fine.from_model == "/some/model"
+
+    panel.set_form(tiny_config(corpus, schedule="cosine", adam_beta2=0.997, reverse=True, src_lang="de",
+                               tgt_lang="en", dev=None, dev_fraction=0.05, seed=7))
+    path = tmp_path / "run.toml"
+    panel.save_config(path)
+    before = panel.form_config(out="X")
+    assert TrainConfig.from_toml(path) == dataclasses.replace(before, out=None)  # the CLI reads the same file
+    panel.apply_defaults(scratch=True)
+    panel.train_file.setText("")
+    assert panel.form_config(out="X") != before
+    panel.load_config(path)
+    assert panel.form_config(out="X") == before
+    short, flags = panel.command_lines(before)
+    assert short == "nmt-desktop train --config X/train_config.toml --progress json"
+    assert "--schedule cosine" in flags and "--reverse" in flags and f"--train {corpus['train']}" in flags
+    assert "--dev-fraction 0.05" in flags and "--adam-beta2 0.997" in flags
+    assert short in panel.command_view.toPlainText() or "train_config.toml" in panel.command_view.toPlainText()
+
+
+def test_line_buffer_and_event_parsing() -> None:
+    buf = LineBuffer()
+    assert buf.feed(b'{"event": "st') == []
+    assert buf.feed(b'ep", "step": 1}\nplain text\n{"x": 1}\n') == ['{"event": "step", "step": 1}', "plain text",
+                                                                     '{"x": 1}']
+    assert parse_event('{"event": "step", "step": 1}') == {"event": "step", "step": 1}
+    assert parse_event("plain text") is None and parse_event('{"x": 1}') is None and parse_event("{broken") is None
+    assert buf.feed("ünïcode\r\n".encode()) == ["ünïcode"]
+    buf.feed(b"tail without newline")
+    assert buf.flush() == ["tail without newline"]
+
+
+def test_gui_train_tab_screenshot(tmp_path) -> None:
+    out = tmp_path / "train.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1",
+               NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "config"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "logs"),
+               NMT_DESKTOP_DATA_DIR=str(tmp_path / "data"))
+    result = subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", "--tab", "train", "--screenshot", str(out)],
+                            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10000
