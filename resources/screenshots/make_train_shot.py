@@ -1,6 +1,6 @@
 """Screenshot of the Train tab during a run: a tiny model on a synthetic word-mapping corpus
 (tests/tiny_models.py), taken after a few evaluations. Usage:
-    QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1 .venv/bin/python /tmp/train_shot.py /tmp/train_shot.png
+    QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1 .venv/bin/python resources/screenshots/make_train_shot.py resources/screenshots/train.png
 """
 import os, sys, tempfile, time
 from pathlib import Path
@@ -9,8 +9,9 @@ tmp = Path(tempfile.mkdtemp(prefix="train-shot-"))
 os.environ["NMT_DESKTOP_CONFIG_DIR"] = str(tmp / "config")
 os.environ["NMT_DESKTOP_LOG_DIR"] = str(tmp / "logs")
 os.environ["NMT_DESKTOP_DATA_DIR"] = str(tmp / "data")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, "/work/main/tests")
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 from tiny_models import synthetic_pairs
 from nmt_desktop.core.config import TrainConfig
 from nmt_desktop.gui.app import MainWindow, create_app, wait_until
