@@ -125,7 +125,7 @@ class DecodeOptions(QGroupBox):
         mode = self.mode.currentIndex()
         kw: dict[str, Any] = dict(max_len_a=self.max_len_a.value(), max_len_b=self.max_len_b.value(),
                                   min_length=self.min_length.value(), length_penalty=self.length_penalty.value(),
-                                  alternatives=5, attention=True)
+                                  alternatives=5, attention=True, self_attention=True)
         if mode == 1:
             kw.update(beam_size=self.beam.value(), nbest=min(self.nbest.value(), self.beam.value()))
         elif mode == 2:
@@ -215,7 +215,7 @@ class TranslatePanel(QWidget):
         self.translate_button.setToolTip("Translate (Ctrl+Enter)")
         self.translate_button.setDefault(True)
         self.translate_button.setObjectName("primaryButton")
-        self.translate_button.clicked.connect(self.translate)
+        self.translate_button.clicked.connect(lambda: self.translate())  # not the 'checked' bool
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("Stop decoding")
         self.stop_button.clicked.connect(self.stop)

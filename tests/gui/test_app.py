@@ -141,6 +141,15 @@ def test_ctrl_enter_streams_into_output_and_view(qtbot, window, tiny_translator)
     assert panel.stop_button.isEnabled() is False and panel.translate_button.isEnabled()
 
 
+def test_translate_button_click_translates_with_self_attention_views(qtbot, window, tiny_translator) -> None:
+    panel = window.translate_panel
+    qtbot.keyClicks(panel.source, "big dog sleeps")
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        qtbot.mouseClick(panel.translate_button, Qt.LeftButton)
+    assert panel.output_text() == tiny_translator.translate("big dog sleeps").text
+    assert set(panel.view.available_kinds()) == {"cross", "encoder", "decoder"}
+
+
 def test_stop_cancels_and_a_new_translation_works(qtbot, window) -> None:
     panel = window.translate_panel
     panel.options.set_beam(4, 1)
