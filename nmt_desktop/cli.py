@@ -175,7 +175,31 @@ def _add_translate(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
                    help="do not compute attention (faster; omits 'attention' from --json)")
     o.add_argument("--attention-out", metavar="FILE.npz",
                    help="save attention_<i>, source_tokens_<i>, target_tokens_<i> per input i (0-based)")
+    a = p.add_argument_group("analysis")
+    a.add_argument("--prefix", metavar="TEXT",
+                   help="force every translation to start with this target-side text, then decode freely")
+    a.add_argument("--ablate", type=_head_list, default=None, metavar="L:H[,L:H...]",
+                   help="switch off (zero) these decoder cross-attention heads, 0-based layer:head, e.g. 0:1,1:3")
+    a.add_argument("--align", action="store_true",
+                   help="word alignment from cross-attention in Pharaoh format ('i-j': source word i, target word "
+                        "j, 0-based): an 'alignment' field with --json, else TRANSLATION<TAB>ALIGNMENT")
+    a.add_argument("--align-layer", type=int, default=-1, metavar="L",
+                   help="decoder layer whose heads are averaged for --align (default -1: the last)")
+    a.add_argument("--align-method", choices=("argmax", "threshold"), default="argmax",
+                   help="link each target word to its most attended source word, or every pair >= "
+                        "--align-threshold (default argmax)")
+    a.add_argument("--align-threshold", type=float, default=0.3, metavar="X",
+                   help="word attention needed for a link with --align-method threshold (default 0.3)")
     p.set_defaults(handler=_cmd_translate)
+
+
+def _head_list(text: str) -> list[tuple[int, int]]:
+    from nmt_desktop.core.analysis import parse_heads  # numpy/torch imports: only when the flag is used
+
+    try:
+        return parse_heads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def decode_config(args: argparse.Namespace) -> DecodeConfig:
@@ -188,8 +212,10 @@ def decode_config(args: argparse.Namespace) -> DecodeConfig:
         raise UsageError(f"{', '.join(sampling_opts)} only {verb} with --sample")
     if args.no_attention and args.attention_out:
         raise UsageError("--attention-out needs attention: drop --no-attention")
+    if args.no_attention and args.align:
+        raise UsageError("--align needs attention: drop --no-attention")
     d = _DECODE_DEFAULTS
-    need_attention = not args.no_attention and (args.json or args.attention_out is not None)
+    need_attention = not args.no_attention and (args.json or args.attention_out is not None or args.align)
     try:
         return DecodeConfig(
             beam_size=args.beam, nbest=args.nbest, length_penalty=args.length_penalty, sample=args.sample,
@@ -244,32 +270,53 @@ class _Progress:
 
 
 def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
-                      ) -> list[tuple[Any | None, str | None]]:
-    """(Translation, None) or (None, error message) per input; one bad input does not stop the rest."""
+                      **options: Any) -> list[tuple[Any | None, str | None]]:
+    """(Translation, None) or (None, error message) per input; one bad input does not stop the rest.
+
+    options: passed on to translate_batch / translate (head_mask, prefix_text).
+    """
     from nmt_desktop.core.translator import InputTooLongError
 
     try:
-        return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size)]
+        return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size, **options)]
     except InputTooLongError:
         pass
     results: list[tuple[Any | None, str | None]] = []
     for text in texts:  # find the culprits one by one
         try:
-            results.append((translator.translate(text, cfg), None))
+            results.append((translator.translate(text, cfg, **options), None))
         except InputTooLongError as exc:
             results.append((None, str(exc)))
     return results
 
 
-def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace) -> str:
+def _alignment(translator: Any, translation: Any, args: argparse.Namespace) -> str | None:
+    """The --align Pharaoh string of a translation; "" for an empty one, None for a split input."""
+    from nmt_desktop.core.analysis import align_words, to_pharaoh
+
+    if translation.attention is None:
+        return "" if not translation.target_ids and not translation.segments else None
+    src, tgt = translator.tokenizers.source, translator.tokenizers.target
+    links = align_words(translation, layer=args.align_layer, method=args.align_method,
+                        threshold=args.align_threshold, source_starts=src.word_starts(translation.source_ids),
+                        target_starts=tgt.word_starts(translation.target_ids))
+    return to_pharaoh(links)
+
+
+def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace,
+                 alignment: str | None = None) -> str:
     if args.json:
         if translation is None:
             return json.dumps({"source": text, "error": error}, ensure_ascii=False)
-        return json.dumps(translation.to_json(attention=not args.no_attention), ensure_ascii=False)
+        out = translation.to_json(attention=not args.no_attention)
+        if args.align:
+            out["alignment"] = alignment
+        return json.dumps(out, ensure_ascii=False)
     if translation is None:
         return ""
     # keep exactly one output line per input, whatever the model generated
-    return translation.text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    line = translation.text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return f"{line}\t{alignment or ''}" if args.align else line
 
 
 def _attention_arrays(i: int, translation: Any | None, layers: int, heads: int) -> dict[str, Any]:
@@ -314,6 +361,18 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     with _naming_model(model_path):
         translator = Translator.load(model_path)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
+    if args.align and not -layers <= args.align_layer < layers:
+        raise UsageError(f"--align-layer {args.align_layer}: the model has {layers} decoder layers (0..{layers - 1})")
+    options: dict[str, Any] = {}
+    if args.prefix is not None:
+        options["prefix_text"] = _fix_arg(args.prefix)
+    if args.ablate:
+        from nmt_desktop.core.analysis import ablation_mask
+
+        try:
+            options["head_mask"] = ablation_mask(translator, args.ablate)
+        except ValueError as exc:
+            raise UsageError(f"--ablate: {exc}") from None
     _utf8_stdout()
 
     if args.text:
@@ -331,13 +390,14 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     index = 0
     try:
         for batch in _batches(inputs, batch_size):
-            results = _translate_inputs(translator, batch, cfg, batch_size)
+            results = _translate_inputs(translator, batch, cfg, batch_size, **options)
             for text, (translation, error) in zip(batch, results):
                 if error is not None:
                     failures += 1
                     sys.stdout.flush()
                     _print_error(f"{what} {index + 1}: {error}")
-                sys.stdout.write(_output_line(text, translation, error, args) + "\n")
+                alignment = _alignment(translator, translation, args) if args.align and translation else None
+                sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
                 if attention_out is not None:
                     arrays.update(_attention_arrays(index, translation, layers, heads))
                 index += 1
@@ -348,6 +408,75 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     if attention_out is not None:
         _save_npz(attention_out, arrays)
     return 1 if failures else 0
+
+
+# --- heads -----------------------------------------------------------------------------------------
+
+def _add_heads(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "heads", parents=[common], help="rank cross-attention heads by importance on a probe set",
+        description="For every decoder cross-attention head (0-based layer:head): the probe set's BLEU with that "
+                    "head switched off (zeroed) and the drop from the intact model's BLEU (greedy decoding, "
+                    "deterministic), sorted by drop, largest first; with the head's attention statistics "
+                    "averaged over the probe set (entropy in nats, share on </s> and punctuation, "
+                    "diagonality, monotonicity, coverage).")
+    p.add_argument("-m", "--model", metavar="MODEL", help="model folder or .zip, or the name of an installed model (required)")
+    p.add_argument("--probe", required=True, metavar="FILE.tsv", help="probe pairs: source<TAB>reference per line")
+    p.add_argument("--max-sentences", type=_positive_int, default=None, metavar="N",
+                   help="use a random subset of N probe pairs (drawn with --seed)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the probe subset (default 0)")
+    p.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"sentences translated together (default {DEFAULT_BATCH_SIZE})")
+    p.add_argument("--threads", type=_positive_int, default=None, metavar="N", help="CPU threads for torch")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_cmd_heads)
+
+
+_HEAD_COLUMNS = ("entropy", "eos_share", "punct_share", "diagonality", "monotonicity", "coverage")
+
+
+def head_report(translator: Any, pairs: list[tuple[str, str]], max_sentences: int | None, seed: int,
+                batch_size: int) -> dict[str, Any]:
+    """What `heads` reports: one row per cross-attention head, largest BLEU drop first."""
+    from nmt_desktop.core.analysis import probe_head_stats, probe_subset, rank_heads
+
+    probe = probe_subset(pairs, max_sentences, seed)
+    ranking = rank_heads(translator, probe, batch_size=batch_size)
+    stats = {(r.layer, r.head): r for r in probe_head_stats(translator, [s for s, _ in probe], batch_size)}
+    rows = []
+    for r in ranking:
+        row: dict[str, Any] = {"layer": r.layer, "head": r.head, "bleu": round(r.bleu, 4),
+                               "bleu_drop": round(r.bleu_drop, 4)}
+        st = stats.get((r.layer, r.head))
+        row.update({c: None if st is None else round(getattr(st, c), 4) for c in _HEAD_COLUMNS})
+        rows.append(row)
+    base = ranking[0].bleu + ranking[0].bleu_drop
+    return {"sentences": len(probe), "bleu": round(base, 4), "heads": rows}
+
+
+def _format_heads(report: dict[str, Any]) -> str:
+    names = ("layer", "head", "bleu", "bleu_drop", *_HEAD_COLUMNS)
+    lines = [f"probe: {report['sentences']} sentences, BLEU {report['bleu']:.2f} with every head on",
+             "\t".join(names)]
+    for row in report["heads"]:
+        lines.append("\t".join(str(row[n]) if isinstance(row[n], int) or row[n] is None else f"{row[n]:.4f}"
+                               for n in names))
+    return "\n".join(lines)
+
+
+def _cmd_heads(args: argparse.Namespace) -> int:
+    model_path = resolve_model(args.model)
+    _set_threads(args.threads)
+    from nmt_desktop.core.data import CorpusSpec, read_corpus
+    from nmt_desktop.core.translator import Translator
+
+    pairs = read_corpus(CorpusSpec(path=args.probe)).pairs
+    with _naming_model(model_path):
+        translator = Translator.load(model_path)
+    report = head_report(translator, pairs, args.max_sentences, args.seed, args.batch_size)
+    _utf8_stdout()
+    print(json.dumps(report, ensure_ascii=False) if args.json else _format_heads(report))
+    return 0
 
 
 # --- info ----------------------------------------------------------------------------------------
@@ -506,6 +635,7 @@ def _run_gui(parser: argparse.ArgumentParser) -> int:
 _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]] = [
     _add_translate,
     _add_info,
+    _add_heads,
     add_train,
     add_eval,
     _add_gui,

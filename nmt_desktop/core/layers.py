@@ -103,19 +103,36 @@ class MultiHeadAttention(nn.Module):
         return self._heads(self.kv_proj(memory), 2)
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
-               head_mask: Tensor | None = None, is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+               head_mask: Tensor | None = None, is_causal: bool = False,
+               head_override: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | None]:
         """Attention on projected heads, then the output projection.
 
         head_mask: (H,) or (B, H) multiplier on each head's context (0 switches a head off).
-        Returns the output (B, T, D) and the weights (B, H, T, S) or None.
+        head_override: (means (H, dh), use (H,) bool): heads with use=True get their context
+        replaced by the fixed mean (mean ablation). Returns the output (B, T, D) and the weights
+        (B, H, T, S) or None.
         """
+        context, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask, is_causal, head_override)
+        return self.merge_heads(context), weights
+
+    def attend_heads(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
+                     head_mask: Tensor | None = None, is_causal: bool = False,
+                     head_override: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | None]:
+        """`attend` before the output projection: per-head context (B, H, T, dh) and weights."""
         dropout_p = self.dropout if self.training else 0.0
         context, weights = attention(q, k, v, mask, need_weights, dropout_p, is_causal)  # (B, H, T, dh)
         if head_mask is not None:
             hm = head_mask.to(context.dtype)
             context = context * (hm[:, None, None] if hm.dim() == 1 else hm[:, :, None, None])
+        if head_override is not None:
+            means, use = head_override  # (H, dh), (H,)
+            context = torch.where(use.to(torch.bool)[:, None, None], means.to(context.dtype)[:, None, :], context)
+        return context, weights
+
+    def merge_heads(self, context: Tensor) -> Tensor:
+        """Per-head context (B, H, T, dh) -> output projection (B, T, D)."""
         B, H, T, dh = context.shape
-        return self.out_proj(context.transpose(1, 2).reshape(B, T, H * dh)), weights
+        return self.out_proj(context.transpose(1, 2).reshape(B, T, H * dh))
 
 
 class FeedForward(nn.Module):

@@ -6,12 +6,18 @@ keeps back-pointers so each finished hypothesis gets its own attention history, 
 the beam. `Translator` (translator.py) turns these into user-facing `Step` and `Translation`
 objects. Work runs under `torch.inference_mode()` only between yields, so a consumer that stops
 early leaks no state.
+
+Forced prefix: every search takes an optional `prefix` (target token ids, no </s>): the first
+len(prefix) steps feed these tokens instead of choosing, one step at a time on the cache, and report
+them like any other step (their real log-probs, alternatives and attention); the search then goes
+on freely. It is an argument, not a `DecodeConfig` field, because it belongs to one input while a
+DecodeConfig is a reusable set of options. The max length is raised to leave at least one free step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 import torch
@@ -19,7 +25,7 @@ from torch import Tensor
 
 from .cache import KVCache
 from .config import DecodeConfig
-from .transformer import Transformer
+from .transformer import HeadOverride, Transformer
 
 
 @dataclass
@@ -118,25 +124,40 @@ def max_target_length(model: Transformer, src: Tensor, cfg: DecodeConfig) -> int
     return max(max_target_lengths(model, src, cfg))
 
 
-def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig) -> list[int]:
+def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig,
+                       prefix: Sequence[int] | None = None) -> list[int]:
     """Each source's own target limit a * (its real length) + b, within max_positions.
 
     Per row, so a sentence decodes the same in a batch as alone (longer batch-mates do not raise
-    its limit).
+    its limit). A forced prefix raises the limit to len(prefix) + 1 where needed.
     """
     src_lens = (src != model.config.pad_id).sum(-1).tolist()
-    return [cfg.max_length(int(n), model.config.max_positions) for n in src_lens]
+    floor = min(len(prefix or ()) + 1, model.config.max_positions - 1)
+    return [max(floor, cfg.max_length(int(n), model.config.max_positions)) for n in src_lens]
+
+
+def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]:
+    prefix = [int(t) for t in prefix or ()]
+    if model.config.eos_id in prefix:
+        raise ValueError("a forced prefix cannot contain </s>")
+    if len(prefix) >= model.config.max_positions - 1:
+        raise ValueError(f"a forced prefix of {len(prefix)} tokens leaves no room in this model's "
+                         f"{model.config.max_positions} positions")
+    return prefix
 
 
 def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
-                     head_mask: Tensor | None = None) -> Iterator[BatchStep]:
+                     head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
+                     head_override: HeadOverride | None = None) -> Iterator[BatchStep]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
+    `prefix`: target ids forced on every row before the search goes on (see the module doc).
     Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
     """
     eos = model.config.eos_id
-    max_lens = max_target_lengths(model, src, cfg)
+    prefix = _check_prefix(model, prefix)
+    max_lens = max_target_lengths(model, src, cfg, prefix)
     max_len = max(max_lens)
     generator = torch.Generator()  # private: never reseed torch's global generator
     if cfg.seed is not None:
@@ -150,9 +171,14 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
     for index in range(max_len):
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
-                               head_mask=hm)
+                               head_mask=hm, head_override=head_override)
             logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (R, V)
-            tokens = _sample(logprobs, cfg, generator) if cfg.sample else logprobs.argmax(-1)  # (R,)
+            if index < len(prefix):
+                tokens = torch.full((logprobs.shape[0],), prefix[index], dtype=torch.long, device=src.device)
+            elif cfg.sample:
+                tokens = _sample(logprobs, cfg, generator)  # (R,)
+            else:
+                tokens = logprobs.argmax(-1)  # (R,)
             chosen = logprobs.gather(1, tokens[:, None]).squeeze(1)
             alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
             step = BatchStep(index, list(alive), tokens.tolist(), chosen.tolist(), alt_ids, alt_lp,
@@ -221,6 +247,7 @@ class _BeamRecord:
     alt_logprobs: np.ndarray  # (B*K, k)
     cross: np.ndarray | None  # (B*K, L, H, S) attention when the row's token was chosen (parent's query)
     self_attn: np.ndarray | None  # (B*K, L, H, t + 1)
+    query_cross: np.ndarray | None = None  # (B*K, L, H, S) attention of each row decoded at this step
 
 
 @dataclass
@@ -235,25 +262,78 @@ class _Finished:
 
 
 @dataclass
+class BeamNode:
+    """One candidate expansion of beam search (a node of the beam tree).
+
+    status: "kept" (went on in the beam), "finished" (</s> taken into the finished list), "pruned"
+    (among the top 2K candidates but not kept), "forced" (a forced-prefix token, kept).
+    """
+
+    id: int  # index in BeamState.tree
+    sentence: int  # batch index b
+    step: int  # target position of `token`
+    token: int
+    score: float  # cumulative log-probability of the partial hypothesis ending in `token`
+    parent: int | None  # node id of the previous token; None at step 0
+    status: Literal["kept", "finished", "pruned", "forced"]
+    query_row: int  # row (of the B*K decoded at `step`) whose output scored this token
+
+
+@dataclass
 class BeamState:
-    """Everything beam search knows; `results` is filled when the search ends."""
+    """Everything beam search knows; `results` is filled when the search ends.
+
+    `tree` records every expansion (see `BeamNode`); `node_tokens` / `node_attention` read a
+    node's partial hypothesis back through the parent pointers.
+    """
 
     records: list[_BeamRecord] = field(default_factory=list)
     finished: list[list[_Finished]] = field(default_factory=list)
     results: list[list[Hyp]] = field(default_factory=list)
     encoder_attention: np.ndarray | None = None
+    tree: list[BeamNode] = field(default_factory=list)
+    row_nodes: list[list[int | None]] = field(default_factory=list)  # per step: node id of each B*K row
+
+    def _add(self, b: int, step: int, token: int, score: float, query_row: int, status: str) -> int:
+        prev = self.row_nodes[step - 1][query_row] if step > 0 else None
+        node = BeamNode(len(self.tree), b, step, token, score, prev, status, query_row)  # type: ignore[arg-type]
+        self.tree.append(node)
+        return len(self.tree) - 1
+
+    def node_path(self, node_id: int) -> list[BeamNode]:
+        """The nodes from step 0 to `node_id`, oldest first."""
+        path = []
+        node: int | None = node_id
+        while node is not None:
+            path.append(self.tree[node])
+            node = self.tree[node].parent
+        return path[::-1]
+
+    def node_tokens(self, node_id: int) -> list[int]:
+        """Token ids of the partial hypothesis ending at `node_id`."""
+        return [n.token for n in self.node_path(node_id)]
+
+    def node_attention(self, node_id: int) -> np.ndarray | None:
+        """Cross-attention rows (L, H, t, S) of the partial hypothesis ending at `node_id`."""
+        path = self.node_path(node_id)
+        if self.records[0].query_cross is None:
+            return None
+        return np.stack([self.records[n.step].query_cross[n.query_row] for n in path], axis=2)
 
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
-                head_mask: Tensor | None = None) -> Iterator[BatchStep]:
+                head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
+                head_override: HeadOverride | None = None) -> Iterator[BatchStep]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
-    so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s.
+    so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s
+    and `state.tree` every expansion. `prefix`: forced target ids (one live beam while forced).
     """
     B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
-    max_lens = max_target_lengths(model, src, cfg)
+    prefix = _check_prefix(model, prefix)
+    max_lens = max_target_lengths(model, src, cfg, prefix)
     max_len = max(max_lens)
     with torch.inference_mode():
         cache, prev, state.encoder_attention = _prepare(model, src, cfg, K, max_len)
@@ -265,7 +345,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     for index in range(max_len):
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
-                               head_mask=hm)
+                               head_mask=hm, head_override=head_override)
             logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (B*K, V)
             V = logprobs.shape[-1]
             cand = (scores.view(-1, 1) + logprobs).view(B, K * V)  # (B, K*V)
@@ -274,29 +354,50 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
         top_scores_l, top_idx_l = top_scores.tolist(), top_idx.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []
+        row_nodes: list[int | None] = []
+        state.row_nodes.append(row_nodes)  # filled below; _add reads only the previous step's list
         for b in range(B):
             beams: list[tuple[int, int, float, float]] = []  # (token, parent row, score, token logprob)
-            if not done[b]:
-                for rank, (s, flat) in enumerate(zip(top_scores_l[b], top_idx_l[b])):
+            nodes: list[int | None] = []  # tree node of each kept beam
+            if not done[b] and index < len(prefix):  # forced token: the only live beam is row b*K
+                token, parent = prefix[index], b * K
+                token_lp = float(logprobs[parent, token])
+                s = float(scores[b, 0]) + token_lp
+                beams.append((token, parent, s, token_lp))
+                nodes.append(state._add(b, index, token, s, parent, "forced"))
+            elif not done[b]:
+                ranked = list(zip(top_scores_l[b], top_idx_l[b]))
+                used = 0
+                for rank, (s, flat) in enumerate(ranked):
                     if s == float("-inf"):
                         break
+                    used = rank + 1
                     parent, token = b * K + flat // V, flat % V
                     token_lp = float(logprobs[parent, token])
                     if token == eos:
+                        status = "pruned"
                         if rank < K:
+                            status = "finished"
                             state.finished[b].append(_Finished(
                                 length_normalise(s, index + 1, cfg.length_penalty), index - 1, parent, token_lp,
                                 (alt_ids[parent], alt_lp[parent]),
                                 None if cross is None else cross[parent],
                                 None if self_attn is None else self_attn[parent]))
+                        state._add(b, index, token, s, parent, status)
                     else:
                         beams.append((token, parent, s, token_lp))
+                        nodes.append(state._add(b, index, token, s, parent, "kept"))
                     if len(beams) == K or len(state.finished[b]) >= K:
                         break
+                for s, flat in ranked[used:]:  # the rest of the top 2K: pruned
+                    if s != float("-inf"):
+                        state._add(b, index, flat % V, s, b * K + flat // V, "pruned")
                 if len(state.finished[b]) >= K or not beams:
                     done[b] = True
             while len(beams) < K:  # pad finished sentences / short candidate lists with dead beams
                 beams.append((eos, b * K, float("-inf"), 0.0))
+                nodes.append(None)
+            row_nodes.extend(nodes)
             if not done[b] and index + 1 >= max_lens[b]:
                 # This sentence's own max length: its live hypotheses end here, cut off.
                 for j, (_, _, s, _) in enumerate(beams):
@@ -313,7 +414,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         state.records.append(_BeamRecord(
             new_tokens, new_parents, new_lps, alt_ids[parents_np], alt_lp[parents_np],
             None if cross is None else cross[parents_np],
-            None if self_attn is None else self_attn[parents_np]))
+            None if self_attn is None else self_attn[parents_np], cross))
         yield _best_live_step(state, index, B, K, new_scores, done)
         if all(done):
             break

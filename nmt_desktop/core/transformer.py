@@ -31,6 +31,15 @@ class DecoderOutput:
     logits: Tensor  # (B, T, V), or (B, 1, V) with last_only
     cross_attention: Tensor | None = None  # (B, L, H, T, S) when asked for
     self_attention: Tensor | None = None  # (B, L, H, T, T_total) when asked for
+    cross_context: Tensor | None = None  # (B, L, H, T, dh) per-head cross-attention context when asked for
+
+
+@dataclass
+class HeadOverride:
+    """Mean ablation of decoder cross-attention heads: heads with `use` True read `means` instead."""
+
+    means: Tensor  # (L, H, dh) fixed context per head, e.g. its mean over a probe set
+    use: Tensor  # (L, H) bool, True where the head's context is replaced
 
 
 class EncoderLayer(nn.Module):
@@ -63,8 +72,13 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: Tensor, cross_kv: tuple[Tensor, Tensor], src_mask: Tensor | None,
                 cache: KVCache | None, index: int, need_cross: bool, need_self: bool,
-                head_mask: Tensor | None) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """x: (B, t, D) new target positions. Returns x and the cross/self weights (or None)."""
+                head_mask: Tensor | None, head_override: tuple[Tensor, Tensor] | None = None,
+                need_context: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
+        """x: (B, t, D) new target positions.
+
+        Returns x, the cross/self weights (or None) and, with need_context, the per-head
+        cross-attention context (B, H, t, dh) after head_mask / head_override.
+        """
         t = x.shape[1]
         q, k, v = self.self_attn.project_qkv(self.self_res.before(x))  # (B, H, t, dh) each
         past = 0
@@ -79,10 +93,11 @@ class DecoderLayer(nn.Module):
         x = self.self_res.after(x, out)
 
         q = self.cross_attn.project_q(self.cross_res.before(x))  # (B, H, t, dh)
-        out, cross_w = self.cross_attn.attend(q, *cross_kv, src_mask, need_cross, head_mask)  # (B, t, D)
-        x = self.cross_res.after(x, out)
+        context, cross_w = self.cross_attn.attend_heads(q, *cross_kv, src_mask, need_cross, head_mask,
+                                                        head_override=head_override)  # (B, H, t, dh)
+        x = self.cross_res.after(x, self.cross_attn.merge_heads(context))  # (B, t, D)
         x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x)))
-        return x, cross_w, self_w
+        return x, cross_w, self_w, (context if need_context else None)
 
 
 class Transformer(nn.Module):
@@ -150,12 +165,15 @@ class Transformer(nn.Module):
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
-               last_only: bool = False) -> DecoderOutput:
+               last_only: bool = False, head_override: HeadOverride | None = None,
+               need_context: bool = False) -> DecoderOutput:
         """Decode target positions tgt (B, t).
 
         Without a cache, tgt is the whole right-padded prefix starting with decoder_start_id and
         `enc` is required. With a cache, tgt holds the next position(s) and the cache advances.
         head_mask: (L, H) or (B, L, H) multiplier on the cross-attention heads' outputs.
+        head_override: replace chosen heads' cross-attention context by fixed means (mean ablation).
+        need_context: also return each cross-attention head's context (`cross_context`).
         """
         if cache is None:
             if enc is None:
@@ -166,12 +184,14 @@ class Transformer(nn.Module):
             cross = [(kv.cross_k, kv.cross_v) for kv in cache.layers]
             src_mask, offset = cache.src_mask, cache.length
         x = self._embed(self.tgt_embed, tgt, offset)  # (B, t, D)
-        cross_ws, self_ws = [], []
+        cross_ws, self_ws, contexts = [], [], []
         for i, layer in enumerate(self.decoder_layers):
             hm = None if head_mask is None else (head_mask[i] if head_mask.dim() == 2 else head_mask[:, i])
-            x, cw, sw = layer(x, cross[i], src_mask, cache, i, need_cross, need_self, hm)
+            ho = None if head_override is None else (head_override.means[i], head_override.use[i])
+            x, cw, sw, ctx = layer(x, cross[i], src_mask, cache, i, need_cross, need_self, hm, ho, need_context)
             cross_ws.append(cw)
             self_ws.append(sw)
+            contexts.append(ctx)
         if cache is not None:
             cache.advance(tgt.shape[1])
         if last_only:
@@ -183,6 +203,7 @@ class Transformer(nn.Module):
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
             torch.stack(self_ws, dim=1) if need_self else None,  # (B, L, H, t, past + t)
+            torch.stack(contexts, dim=1) if need_context else None,  # (B, L, H, t, dh)
         )
 
     def project(self, x: Tensor, output_t: Tensor | None = None) -> Tensor:

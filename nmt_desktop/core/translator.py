@@ -4,6 +4,10 @@
 (token, readable piece, log-prob, top-k alternatives, cross-attention `[layers, heads, source_len]`);
 `translate(text)` returns the finished `Translation` with attention `[layers, heads, target_len,
 source_len]` and an n-best list where each hypothesis carries its own attention.
+
+Analysis hooks (all plain arguments): `prefix` / `prefix_text` force the first target tokens
+(see search.py), `head_mask` zeroes cross-attention heads and `head_override` replaces them by
+fixed means (see analysis.py).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import torch
 from .config import DecodeConfig
 from .search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
 from .tokenizer import TokenizerPair
-from .transformer import Transformer
+from .transformer import HeadOverride, Transformer
 
 
 class InputTooLongError(ValueError):
@@ -46,6 +50,7 @@ class Step:
     self_attention: np.ndarray | None = None  # (layers, heads, index + 1) float32, on request
     prefix_ids: list[int] | None = None  # beam search: the current best hypothesis, ending in this token
     is_eos: bool = False
+    forced: bool = False  # a token of the forced prefix (fed, not chosen)
 
 
 @dataclass
@@ -155,6 +160,17 @@ class Translator:
     def target_pieces(self, ids: Sequence[int]) -> list[str]:
         return self.tokenizers.target.pieces(ids)
 
+    def target_prefix_ids(self, prefix_text: str) -> list[int]:
+        """Target-side ids of a text to force as the start of the translation (no </s>)."""
+        return self.tokenizers.target.encode(prefix_text)
+
+    def _prefix(self, prefix: Sequence[int] | None, prefix_text: str | None) -> list[int] | None:
+        if prefix is not None and prefix_text is not None:
+            raise ValueError("give a forced prefix as ids or as text, not both")
+        if prefix_text is not None:
+            return self.target_prefix_ids(prefix_text)
+        return None if prefix is None else list(prefix)
+
     def _check_length(self, ids: list[int], text: str) -> None:
         limit = self.config.max_positions
         if len(ids) > limit:
@@ -172,28 +188,41 @@ class Translator:
 
     # --- streaming --------------------------------------------------------------------------
 
-    def stream(self, text: str, cfg: DecodeConfig | None = None,
-               head_mask: torch.Tensor | None = None) -> "TranslationStream":
-        """Decode one sentence step by step; iterate for `Step`s, then read `.result`."""
+    def stream(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
+               prefix: Sequence[int] | None = None, prefix_text: str | None = None,
+               head_override: HeadOverride | None = None) -> "TranslationStream":
+        """Decode one sentence step by step; iterate for `Step`s, then read `.result`.
+
+        prefix (target ids) or prefix_text (target text): forced start, reported as ordinary steps.
+        """
         cfg = cfg or DecodeConfig()
         ids = self.source_ids(text)
         self._check_length(ids, text)
-        return TranslationStream(self, text, ids, cfg, head_mask)
+        return TranslationStream(self, text, ids, cfg, head_mask, self._prefix(prefix, prefix_text), head_override)
 
-    def translate(self, text: str, cfg: DecodeConfig | None = None,
-                  head_mask: torch.Tensor | None = None) -> Translation:
-        """Translate one input; text too long for the model is split at sentence boundaries."""
+    def translate(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
+                  prefix: Sequence[int] | None = None, prefix_text: str | None = None,
+                  head_override: HeadOverride | None = None) -> Translation:
+        """Translate one input; text too long for the model is split at sentence boundaries.
+
+        prefix (target ids) or prefix_text (target text): forced start of the translation.
+        """
         cfg = cfg or DecodeConfig()
-        return self.translate_batch([text], cfg, head_mask=head_mask)[0]
+        return self.translate_batch([text], cfg, head_mask=head_mask, prefix=prefix, prefix_text=prefix_text,
+                                    head_override=head_override)[0]
 
     def translate_batch(self, texts: Sequence[str], cfg: DecodeConfig | None = None, batch_size: int = 16,
-                        head_mask: torch.Tensor | None = None) -> list[Translation]:
+                        head_mask: torch.Tensor | None = None, prefix: Sequence[int] | None = None,
+                        prefix_text: str | None = None,
+                        head_override: HeadOverride | None = None) -> list[Translation]:
         """Translate many inputs in length-sorted batches; results come back in input order.
 
         Empty (or whitespace-only) inputs give empty translations; inputs longer than the model
         allows are split into sentences, translated, and joined (`Translation.segments`).
+        A forced prefix applies to every input (to each segment of a split input).
         """
         cfg = cfg or DecodeConfig()
+        forced = self._prefix(prefix, prefix_text)
         batch_size = max(1, batch_size)
         if head_mask is not None and head_mask.dim() == 3 and head_mask.shape[0] != len(texts):
             raise ValueError(f"a per-input head mask needs one (layers, heads) mask per input: got "
@@ -210,7 +239,7 @@ class Translator:
             hm = head_mask
             if hm is not None and hm.dim() == 3:  # rows follow the inputs, not the length-sorted batch
                 hm = hm.index_select(0, torch.tensor([units[u][0] for u in picked], device=hm.device))
-            for u, tr in zip(picked, self._decode_batch(chunk, cfg, hm)):
+            for u, tr in zip(picked, self._decode_batch(chunk, cfg, hm, forced, head_override)):
                 done[u] = tr
         results: list[Translation] = []
         for i, text in enumerate(texts):
@@ -240,15 +269,16 @@ class Translator:
         return Translation(text, [], [], [joined], segments=parts)
 
     def _decode_batch(self, units: list[tuple[int, str, list[int]]], cfg: DecodeConfig,
-                      head_mask: torch.Tensor | None) -> list[Translation]:
+                      head_mask: torch.Tensor | None, prefix: list[int] | None = None,
+                      head_override: HeadOverride | None = None) -> list[Translation]:
         src = self._batch([ids for _, _, ids in units])
         if cfg.beam_size > 1:
             state = BeamState()
-            for _ in beam_search(self.model, src, cfg, state, head_mask):
+            for _ in beam_search(self.model, src, cfg, state, head_mask, prefix, head_override):
                 pass
             hyps_per_row, enc_attn = state.results, state.encoder_attention
         else:
-            steps = greedy_or_sample(self.model, src, cfg, head_mask)
+            steps = greedy_or_sample(self.model, src, cfg, head_mask, prefix, head_override)
             enc_holder: list = []
             hyps = collect_greedy(_capture_return(steps, enc_holder), len(units), cfg, self.config.eos_id)
             hyps_per_row, enc_attn = [[h] for h in hyps], (enc_holder[0] if enc_holder else None)
@@ -292,9 +322,12 @@ class TranslationStream:
     """
 
     def __init__(self, translator: Translator, text: str, ids: list[int], cfg: DecodeConfig,
-                 head_mask: torch.Tensor | None):
+                 head_mask: torch.Tensor | None, prefix: list[int] | None = None,
+                 head_override: HeadOverride | None = None):
         self.translator, self.text, self.ids, self.cfg, self.head_mask = translator, text, ids, cfg, head_mask
+        self.prefix, self.head_override = prefix, head_override
         self.result: Translation | None = None
+        self.beam_state: BeamState | None = None  # beam search only: the search state with its tree
         self._closed = False
 
     def close(self) -> None:
@@ -307,10 +340,10 @@ class TranslationStream:
             return
         src = tr._batch([self.ids])
         if cfg.beam_size > 1:
-            state = BeamState()
-            search = beam_search(tr.model, src, cfg, state, self.head_mask)
+            state = self.beam_state = BeamState()
+            search = beam_search(tr.model, src, cfg, state, self.head_mask, self.prefix, self.head_override)
         else:
-            search = greedy_or_sample(tr.model, src, cfg, self.head_mask)
+            search = greedy_or_sample(tr.model, src, cfg, self.head_mask, self.prefix, self.head_override)
         records: list[BatchStep] = []
         enc_holder: list = []
         for bs in _capture_return(search, enc_holder):
@@ -318,7 +351,9 @@ class TranslationStream:
                 return
             records.append(bs)
             if bs.rows:
-                yield tr.step_from_batch(bs, 0, len(self.ids))
+                step = tr.step_from_batch(bs, 0, len(self.ids))
+                step.forced = bs.index < len(self.prefix or ())
+                yield step
         if self._closed:
             return
         if cfg.beam_size > 1:

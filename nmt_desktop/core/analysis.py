@@ -1,0 +1,377 @@
+"""Attention analysis: head statistics, head ablation and ranking, word alignments, coverage.
+
+Everything here reads the decoder's cross-attention `(layers, heads, target_len, source_len)` of a
+`Translation` (rows sum to 1 over the source) or re-translates with heads switched off. Heads are
+addressed 0-based as (layer, head) of the decoder's cross-attention.
+
+- `head_stats` / `probe_head_stats`: per-head entropy, attention sinks, diagonality, coverage.
+- `ablation_mask` (zeroing, through `head_mask`), `head_means` + `HeadOverride` (mean ablation).
+- `rank_heads`: BLEU drop on a probe set when each head is zeroed, greedy and deterministic.
+- `align_words` / `to_pharaoh` / `parse_pharaoh`: word alignments from attention.
+- `coverage_warnings`: possible omissions and diffuse attention.
+"""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal, Sequence
+
+import numpy as np
+import torch
+
+from .config import DecodeConfig
+from .tokenizer import SPECIAL_TOKENS, WORD_START
+from .transformer import HeadOverride
+
+if TYPE_CHECKING:
+    from .translator import Translation, Translator
+
+EOS_PIECE = "</s>"
+
+
+# --- head statistics ---------------------------------------------------------------------------
+
+@dataclass
+class HeadStats:
+    """Statistics of one cross-attention head (layer, head) over a translation's target rows."""
+
+    layer: int
+    head: int
+    entropy: float  # mean over target rows of the row's entropy, in nats
+    eos_share: float  # mean share of a row's attention on source </s>
+    punct_share: float  # mean share of a row's attention on punctuation pieces
+    diagonality: float  # mean share of a row's mass within +-1 source position of the rescaled diagonal
+    monotonicity: float  # Spearman correlation of each row's argmax source position with the target position
+    coverage: float  # share of source tokens (</s> excluded) receiving total attention >= 0.5
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def is_punctuation(piece: str) -> bool:
+    """A piece made only of punctuation (after removing the word-start marker)."""
+    text = piece.replace(WORD_START, "").strip()
+    return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks with ties averaged (for Spearman)."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x), np.float64)
+    ranks[order] = np.arange(len(x), dtype=np.float64)
+    for value in np.unique(x):
+        tie = x == value
+        ranks[tie] = ranks[tie].mean()
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman rank correlation; 0.0 when either side is constant or shorter than 2."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if len(x) < 2:
+        return 0.0
+    rx, ry = _ranks(x), _ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def attention_stats(attn: np.ndarray, source_tokens: Sequence[str]) -> list[HeadStats]:
+    """HeadStats of every head of attention (L, H, T, S) over source pieces `source_tokens` (S)."""
+    L, H, T, S = attn.shape
+    a = attn.astype(np.float64)
+    eos = np.array([t == EOS_PIECE for t in source_tokens])  # (S,)
+    punct = np.array([is_punctuation(t) for t in source_tokens])  # (S,)
+    entropy = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1).mean(-1)  # (L, H)
+    eos_share = a[..., eos].sum(-1).mean(-1)  # (L, H)
+    punct_share = a[..., punct].sum(-1).mean(-1)  # (L, H)
+    centre = (np.arange(T) + 0.5) * S / T - 0.5  # (T,) diagonal source position of each target row
+    near = np.abs(np.arange(S)[None, :] - centre[:, None]) <= 1.0  # (T, S)
+    diagonality = (a * near).sum(-1).mean(-1)  # (L, H)
+    received = a.sum(2)  # (L, H, S)
+    content = ~eos
+    coverage = (received[..., content] >= 0.5).mean(-1) if content.any() else np.zeros((L, H))  # (L, H)
+    argmax = a.argmax(-1)  # (L, H, T)
+    rows = []
+    for layer in range(L):
+        for head in range(H):
+            rows.append(HeadStats(layer, head, float(entropy[layer, head]), float(eos_share[layer, head]),
+                                  float(punct_share[layer, head]), float(diagonality[layer, head]),
+                                  spearman(argmax[layer, head], np.arange(T)), float(coverage[layer, head])))
+    return rows
+
+
+def head_stats(translation: "Translation") -> list[HeadStats]:
+    """HeadStats of every cross-attention head for one translation (its best hypothesis)."""
+    if translation.attention is None or translation.attention.shape[2] == 0:
+        raise ValueError("head statistics need a translation decoded with attention")
+    return attention_stats(translation.attention, translation.source_tokens)
+
+
+def average_stats(per_sentence: Sequence[list[HeadStats]]) -> list[HeadStats]:
+    """Mean of each field over sentences, per (layer, head)."""
+    if not per_sentence:
+        return []
+    fields = ("entropy", "eos_share", "punct_share", "diagonality", "monotonicity", "coverage")
+    out = []
+    for rows in zip(*per_sentence):
+        means = {f: float(np.mean([getattr(r, f) for r in rows])) for f in fields}
+        out.append(HeadStats(rows[0].layer, rows[0].head, **means))
+    return out
+
+
+def probe_head_stats(translator: "Translator", sources: Sequence[str], batch_size: int = 16) -> list[HeadStats]:
+    """HeadStats averaged over a probe set, each sentence greedily translated with attention."""
+    cfg = DecodeConfig(attention=True, alternatives=0)
+    translations = translator.translate_batch([s for s in sources if s.strip()], cfg, batch_size=batch_size)
+    return average_stats([head_stats(t) for t in translations if t.attention is not None and t.attention.shape[2]])
+
+
+# --- ablation ------------------------------------------------------------------------------------
+
+def all_heads(translator: "Translator") -> list[tuple[int, int]]:
+    """Every decoder cross-attention head as (layer, head)."""
+    return [(l, h) for l in range(translator.config.decoder_layers) for h in range(translator.config.n_heads)]
+
+
+def ablation_mask(translator: "Translator", heads: Sequence[tuple[int, int]]) -> torch.Tensor:
+    """A head_mask (L, H) with 0 at `heads` (zeroing ablation) and 1 elsewhere."""
+    cfg = translator.config
+    mask = torch.ones(cfg.decoder_layers, cfg.n_heads)
+    for layer, head in heads:
+        if not (0 <= layer < cfg.decoder_layers and 0 <= head < cfg.n_heads):
+            raise ValueError(f"no cross-attention head {layer}:{head} in a model with {cfg.decoder_layers} "
+                             f"decoder layers of {cfg.n_heads} heads")
+        mask[layer, head] = 0.0
+    return mask.to(translator.device)
+
+
+def parse_heads(text: str) -> list[tuple[int, int]]:
+    """"L:H[,L:H...]" (0-based) -> [(L, H), ...]; ValueError on bad syntax."""
+    heads = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"expected LAYER:HEAD pairs like 0:1,1:3 (0-based), got {text!r}")
+        heads.append((int(parts[0]), int(parts[1])))
+    return heads
+
+
+def head_means(translator: "Translator", probe_sources: Sequence[str], batch_size: int = 16) -> torch.Tensor:
+    """Mean cross-attention context (L, H, dh) of each head over a probe set.
+
+    Each source is translated greedily, then its translation is teacher-forced once with
+    `decode(..., need_context=True)`; the mean runs over every real target position.
+    """
+    model, cfg = translator.model, translator.config
+    sources = [s for s in probe_sources if s.strip()]
+    if not sources:
+        raise ValueError("head means need at least one non-empty probe sentence")
+    decode_cfg = DecodeConfig(attention=False, alternatives=0)
+    total, count = None, 0
+    for start in range(0, len(sources), batch_size):
+        chunk = sources[start: start + batch_size]
+        targets = [t.target_ids for t in translator.translate_batch(chunk, decode_cfg, batch_size=batch_size)]
+        src = translator._batch([translator.source_ids(s) for s in chunk])  # (B, S)
+        tgt_in = translator._batch([[cfg.decoder_start_id] + t[:-1] if t else [cfg.decoder_start_id]
+                                    for t in targets])  # (B, T) right-padded with pad_id
+        real = torch.zeros(tgt_in.shape, dtype=torch.bool, device=tgt_in.device)  # (B, T)
+        for i, t in enumerate(targets):
+            real[i, : max(1, len(t))] = True
+        with torch.inference_mode():
+            ctx = model.decode(tgt_in, model.encode(src), need_context=True).cross_context  # (B, L, H, T, dh)
+        ctx = ctx.float() * real[:, None, None, :, None]
+        part = ctx.sum(dim=(0, 3))  # (L, H, dh)
+        total = part if total is None else total + part
+        count += int(real.sum())
+    return total / count
+
+
+def mean_override(means: torch.Tensor, heads: Sequence[tuple[int, int]]) -> HeadOverride:
+    """A HeadOverride replacing `heads` by their means (L, H, dh)."""
+    use = torch.zeros(means.shape[:2], dtype=torch.bool, device=means.device)
+    for layer, head in heads:
+        use[layer, head] = True
+    return HeadOverride(means, use)
+
+
+@dataclass
+class HeadImportance:
+    """BLEU of the probe set with one head zeroed, and the drop from the intact model's BLEU."""
+
+    layer: int
+    head: int
+    bleu: float
+    bleu_drop: float  # intact BLEU - ablated BLEU (positive: the head helps)
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def probe_subset(pairs: Sequence[tuple[str, str]], max_sentences: int | None, seed: int = 0) -> list[tuple[str, str]]:
+    """All pairs, or a seeded random subset of `max_sentences` in file order."""
+    pairs = list(pairs)
+    if max_sentences is None or max_sentences >= len(pairs):
+        return pairs
+    keep = sorted(random.Random(seed).sample(range(len(pairs)), max_sentences))
+    return [pairs[i] for i in keep]
+
+
+def rank_heads(translator: "Translator", pairs: Sequence[tuple[str, str]], max_sentences: int | None = None,
+               seed: int = 0, batch_size: int = 16) -> list[HeadImportance]:
+    """Every cross-attention head's BLEU drop when zeroed, greedy decoding, largest drop first.
+
+    Ties keep (layer, head) order. Deterministic: greedy search, and the probe subset (when
+    max_sentences is set) is drawn with `seed`.
+    """
+    from .metrics import corpus_bleu
+
+    probe = probe_subset(pairs, max_sentences, seed)
+    if not probe:
+        raise ValueError("ranking heads needs at least one probe pair")
+    sources, refs = [s for s, _ in probe], [t for _, t in probe]
+    cfg = DecodeConfig(attention=False, alternatives=0)
+
+    def bleu(mask: torch.Tensor | None) -> float:
+        return corpus_bleu([t.text for t in translator.translate_batch(sources, cfg, batch_size, head_mask=mask)], refs)
+
+    base = bleu(None)
+    rows = []
+    for layer, head in all_heads(translator):
+        score = bleu(ablation_mask(translator, [(layer, head)]))
+        rows.append(HeadImportance(layer, head, score, base - score))
+    return sorted(rows, key=lambda r: -r.bleu_drop)  # stable: ties stay in (layer, head) order
+
+
+# --- word alignments -----------------------------------------------------------------------------
+
+def word_ids(pieces: Sequence[str], starts: Sequence[bool] | None = None) -> list[int | None]:
+    """Word index of each piece (None for special tokens such as </s>).
+
+    `starts`: the tokenizer's `word_starts(ids)`; without it a piece starts a word when it is the
+    first non-special piece or begins with the word-start marker "▁".
+    """
+    out: list[int | None] = []
+    word, first = -1, True
+    for i, piece in enumerate(pieces):
+        if piece in SPECIAL_TOKENS:
+            out.append(None)
+            continue
+        start = starts[i] if starts is not None else (first or piece.startswith(WORD_START))
+        if start or word < 0:
+            word += 1
+        first = False
+        out.append(word)
+    return out
+
+
+def word_matrix(attn: np.ndarray, src_words: Sequence[int | None], tgt_words: Sequence[int | None]) -> np.ndarray:
+    """Piece attention (T, S) -> word attention (target words, source words):
+    summed over a source word's pieces, averaged over a target word's pieces."""
+    n_src = max((w for w in src_words if w is not None), default=-1) + 1
+    n_tgt = max((w for w in tgt_words if w is not None), default=-1) + 1
+    src_sum = np.zeros((attn.shape[0], n_src))  # (T, Ws)
+    for j, w in enumerate(src_words):
+        if w is not None:
+            src_sum[:, w] += attn[:, j]
+    out = np.zeros((n_tgt, n_src))
+    counts = np.zeros(n_tgt)
+    for i, w in enumerate(tgt_words):
+        if w is not None:
+            out[w] += src_sum[i]
+            counts[w] += 1
+    return out / np.maximum(counts, 1)[:, None]
+
+
+def align_words(translation: "Translation", layer: int | None = -1, heads: Sequence[int] | None = None,
+                method: Literal["argmax", "threshold"] = "argmax", threshold: float = 0.3,
+                source_starts: Sequence[bool] | None = None,
+                target_starts: Sequence[bool] | None = None) -> list[tuple[int, int]]:
+    """Word alignment links (source word i, target word j), 0-based, sorted.
+
+    Attention is the mean of `heads` (default all) of `layer` (default the last; None: all layers).
+    "argmax" links each target word to its most attended source word; "threshold" links every
+    pair whose word attention is >= threshold. Special tokens belong to no word.
+    """
+    attn = translation.attention
+    if attn is None:
+        raise ValueError("alignments need a translation decoded with attention")
+    if layer is not None and not -attn.shape[0] <= layer < attn.shape[0]:
+        raise ValueError(f"no decoder layer {layer}: the attention has {attn.shape[0]} layers")
+    a = attn if layer is None else attn[layer: layer + 1 if layer != -1 else None]  # (L', H, T, S)
+    if heads is not None:
+        a = a[:, list(heads)]
+    matrix = word_matrix(a.mean(axis=(0, 1)), word_ids(translation.source_tokens, source_starts),
+                         word_ids(translation.target_tokens, target_starts))  # (Wt, Ws)
+    if matrix.size == 0:
+        return []
+    if method == "argmax":
+        links = {(int(matrix[j].argmax()), j) for j in range(matrix.shape[0])}
+    elif method == "threshold":
+        links = {(int(i), int(j)) for j, i in zip(*np.nonzero(matrix >= threshold))}
+    else:
+        raise ValueError(f"unknown alignment method {method!r}: use argmax or threshold")
+    return sorted(links)
+
+
+def to_pharaoh(links: Sequence[tuple[int, int]]) -> str:
+    """Links -> Pharaoh format "i-j i-j ..." (source word i, target word j), sorted."""
+    return " ".join(f"{i}-{j}" for i, j in sorted(set(links)))
+
+
+def parse_pharaoh(text: str) -> set[tuple[int, int]]:
+    """Pharaoh "i-j ..." -> {(i, j)}; ValueError on a malformed link."""
+    links = set()
+    for item in text.split():
+        parts = item.split("-")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"not a Pharaoh link (i-j): {item!r}")
+        links.add((int(parts[0]), int(parts[1])))
+    return links
+
+
+# --- coverage warnings ---------------------------------------------------------------------------
+
+@dataclass
+class CoverageWarning:
+    """A source word that received little attention, or a target token whose attention is diffuse."""
+
+    kind: Literal["omission", "diffuse"]
+    index: int  # source word index (omission) or target token index (diffuse), 0-based
+    token: str  # the source word (pieces joined) or the target piece
+    value: float  # total attention received (omission) or row entropy in nats (diffuse)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def coverage_warnings(translation: "Translation", low: float = 0.3,
+                      diffuse_entropy: float | None = None) -> list[CoverageWarning]:
+    """Possible omissions and diffuse attention, on the average over all layers and heads.
+
+    omission: a source word (pieces summed, </s> excluded) whose total received attention over
+    all target rows is below `low`. diffuse: a target token whose attention row has entropy above
+    `diffuse_entropy` nats (default 0.8 * ln(source_len), i.e. close to uniform).
+    """
+    attn = translation.attention
+    if attn is None or attn.shape[2] == 0:
+        return []
+    a = attn.astype(np.float64).mean(axis=(0, 1))  # (T, S)
+    warnings: list[CoverageWarning] = []
+    src_words = word_ids(translation.source_tokens)
+    received = a.sum(0)  # (S,)
+    n_words = max((w for w in src_words if w is not None), default=-1) + 1
+    for w in range(n_words):
+        members = [j for j, x in enumerate(src_words) if x == w]
+        total = float(received[members].sum())
+        if total < low:
+            word = "".join(translation.source_tokens[j] for j in members).replace(WORD_START, " ").strip()
+            warnings.append(CoverageWarning("omission", w, word, total))
+    limit = 0.8 * np.log(max(a.shape[1], 2)) if diffuse_entropy is None else diffuse_entropy
+    entropy = -(a * np.log(np.clip(a, 1e-12, None))).sum(-1)  # (T,)
+    for t, value in enumerate(entropy):
+        if value > limit:
+            warnings.append(CoverageWarning("diffuse", t, translation.target_tokens[t], float(value)))
+    return warnings
