@@ -12,6 +12,7 @@ Run folder layout: `train_config.toml` (effective config), `last/` (model folder
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -287,7 +288,7 @@ class Trainer:
         for i, batch in enumerate(micro):
             src, tgt_in, tgt_out = (t.to(self.device, non_blocking=True) for t in (batch.src, batch.tgt_in, batch.tgt_out))
             sync = i == len(micro) - 1 or self.dist.world == 1
-            ctx = model.no_sync() if not sync else _nullcontext()
+            ctx = model.no_sync() if not sync else contextlib.nullcontext()
             with ctx:
                 with self.autocast:
                     logits = model(src, tgt_in)  # (B, T, V)
@@ -499,14 +500,6 @@ class Trainer:
         if not hasattr(self, "_spe"):
             self._spe = self._steps_per_epoch()
         return self._spe
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _hardware(device: torch.device) -> str:
