@@ -583,7 +583,7 @@ def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--view", choices=("grid", "focus"), default=None, help="attention view: all heads or one")
     p.add_argument("--layer", type=_non_negative_int, default=None, metavar="L", help="focused decoder layer (0-based)")
     p.add_argument("--head", type=_non_negative_int, default=None, metavar="H", help="focused head (0-based)")
-    p.add_argument("--tab", choices=("translate", "models", "train"), default=None, help="tab to show")
+    p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
     p.set_defaults(handler=_cmd_gui)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, Q
 
 from nmt_desktop import __version__
 
+from .analysis_panel import AnalysisPanel, connect_to_translate_panel
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
 from .train_panel import TrainPanel
@@ -122,6 +123,8 @@ class MainWindow(QMainWindow):
         self.add_tab("models", self.models_panel, "Models")
         self.train_panel = TrainPanel()
         self.add_tab("train", self.train_panel, "Train")
+        self.analysis_panel = AnalysisPanel()
+        self.add_tab("analysis", self.analysis_panel, "Analysis")
         central = QWidget()
         central.setObjectName("central")
         lay = QVBoxLayout(central)
@@ -147,6 +150,11 @@ class MainWindow(QMainWindow):
         self.translate_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         self.translate_panel.translationFailed.connect(lambda _i, m: self._report_error(m, "Translation failed"))
         self.modelChanged.connect(self.train_panel.set_model)
+        connect_to_translate_panel(self.analysis_panel, self.translate_panel,
+                                   lambda m: self._report_error(m, "Analysis failed"))
+        self.translate_panel.alternativeForced.connect(lambda *_: self.show_tab("analysis"))
+        self.analysis_panel.ablation.worker.failed.connect(
+            lambda _i, m: self.statusBar().showMessage(f"Re-translation failed: {m}", 8000))
         self.train_panel.modelReady.connect(self._on_trained_model)
         self.train_panel.loadModelRequested.connect(self.load_model)
         self.train_panel.trainingFailed.connect(lambda m: self._report_error(m, "Training failed"))
@@ -218,6 +226,7 @@ class MainWindow(QMainWindow):
     def _on_model_loaded(self, translator: Any, info: Any) -> None:
         self.info = info
         self.translate_panel.set_translator(translator, info)
+        self.analysis_panel.set_translator(translator, info)
         self.translate_stack.setCurrentWidget(self.translate_panel)
         langs = f" ({info.languages})" if info.languages else ""
         self.model_label.setText(f"Model: {info.name}{langs} · {human_size(info.size_bytes)}")
@@ -311,6 +320,7 @@ class MainWindow(QMainWindow):
         self.translate_panel.shutdown()
         self.models_panel.shutdown()
         self.train_panel.shutdown()
+        self.analysis_panel.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
         if not self._shut_down and not self.train_panel.confirm_close():  # asks during a training run

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtGui import QAction, QFont, QKeyEvent
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QFrame,
                                QGridLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox, QSplitter,
@@ -170,6 +170,8 @@ class TranslatePanel(QWidget):
     translationStarted = Signal(int)
     translationFinished = Signal(int)  # request id, after the view shows the result
     translationFailed = Signal(int, str)
+    alternativeForced = Signal(object, int, int, object)  # Translation, step, token id, DecodeConfig (best hyp.)
+    translationDone = Signal(object, object)  # the finished core Translations (one per sentence), their DecodeConfig
     busyChanged = Signal(bool)
     statusMessage = Signal(str)
     _request = Signal(int, object, object, object)
@@ -250,6 +252,13 @@ class TranslatePanel(QWidget):
         self.score_label = QLabel("")
         self.score_label.setObjectName("hint")
         ol.addWidget(self.score_label)
+        self.coverage_label = QLabel("")
+        self.coverage_label.setObjectName("hint")
+        self.coverage_label.setWordWrap(True)
+        self.coverage_label.setStyleSheet("color: #b45309;")
+        self.coverage_label.hide()
+        ol.addWidget(self.coverage_label)
+        self.coverage: list[list] = []  # core.analysis.CoverageWarning per finished sentence (best hypothesis)
 
         top = QSplitter(Qt.Horizontal)
         top.addWidget(src_box)
@@ -269,6 +278,11 @@ class TranslatePanel(QWidget):
         self.alternatives.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
         self.alternatives.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.alternatives.setSelectionMode(QAbstractItemView.NoSelection)
+        self.alternatives.setContextMenuPolicy(Qt.ActionsContextMenu)
+        self.force_action = QAction("Force this token (re-decode from here)", self.alternatives)
+        self.force_action.triggered.connect(lambda: self.force_alternative(self.alternatives.currentRow()))
+        self.alternatives.addAction(self.force_action)
+        self.alternatives.cellDoubleClicked.connect(lambda r, _c: self.force_alternative(r))
         self.alternatives_title = QLabel("Hover or click a target token to see its alternatives.")
         self.alternatives_title.setWordWrap(True)
         self.alternatives_title.setObjectName("hint")
@@ -347,6 +361,7 @@ class TranslatePanel(QWidget):
         self._next_id += 1
         self.worker.cancel_all_before(request_id)  # a newer request supersedes older ones
         self.request_id = request_id
+        self.last_config = cfg
         self._reset_results()
         self._set_running(True)
         self.translationStarted.emit(request_id)
@@ -393,6 +408,10 @@ class TranslatePanel(QWidget):
         with QSignalBlocker(self.nbest_list):
             self.nbest_list.clear()
         self.alternatives.setRowCount(0)
+        self._alternatives_payload = None
+        self.coverage = []
+        self.coverage_label.clear()
+        self.coverage_label.hide()
         self.alternatives_title.setText("Hover or click a target token to see its alternatives.")
         self.score_label.setText("")
         self.inspect_tabs.setTabText(1, "N-best")
@@ -446,6 +465,7 @@ class TranslatePanel(QWidget):
             if item is not None:
                 item.setText(f"{i + 1}. {state.text}  →  {translation.text}")
                 item.setToolTip(f"{state.text}\n→ {translation.text}")
+        self._show_coverage(translations)
         self.request_id = 0
         self._set_running(False)
         self._render_output()
@@ -456,7 +476,31 @@ class TranslatePanel(QWidget):
             self._show_sentence(index)
         total = sum(len(t.best.tokens) for t in translations)
         self.statusMessage.emit(f"Done: {len(translations)} sentence(s), {total} tokens")
+        self.translationDone.emit(list(translations), getattr(self, "last_config", None))
         self.translationFinished.emit(request_id)
+
+    def _show_coverage(self, translations: list) -> None:
+        """Flag possible omissions and diffuse target tokens (core.analysis.coverage_warnings, best hypothesis)."""
+        from nmt_desktop.core.analysis import coverage_warnings
+
+        self.coverage = [coverage_warnings(t) for t in translations]
+        lines = []
+        for i, warnings in enumerate(self.coverage):
+            where = f"sentence {i + 1}: " if len(self.coverage) > 1 else ""
+            omitted = [f"“{w.token}”" for w in warnings if w.kind == "omission"]
+            diffuse = [f"“{w.token.lstrip(WORD_START)}”" for w in warnings if w.kind == "diffuse"]
+            if omitted:
+                lines.append(f"⚠ {where}little attention on source {', '.join(omitted)} (possible omission)")
+            if diffuse:
+                lines.append(f"⚠ {where}diffuse attention for {', '.join(diffuse)} (highlighted)")
+        self.coverage_label.setText("\n".join(lines))
+        self.coverage_label.setVisible(bool(lines))
+
+    def _diffuse_tokens(self) -> set[tuple[int, int]]:
+        """(sentence, target index) of the best hypotheses' diffuse tokens, while those are shown."""
+        if self.nbest_list.currentRow() > 0:
+            return set()
+        return {(si, w.index) for si, ws in enumerate(self.coverage) for w in ws if w.kind == "diffuse"}
 
     def _on_failed(self, request_id: int, message: str) -> None:
         if request_id != self.request_id:
@@ -543,6 +587,7 @@ class TranslatePanel(QWidget):
     def _render_output(self) -> None:
         self._render_timer.stop()
         chunks = []
+        diffuse = self._diffuse_tokens()
         for si, s in enumerate(self.sentences):
             words = []
             for p in s.steps:
@@ -558,7 +603,8 @@ class TranslatePanel(QWidget):
                     quote=True)
                 words.append(("&nbsp;" if gap and words else "")
                              + f'<a href="tok:{si}:{p["index"]}" title="{tip}" style="color:{color};'
-                               f' text-decoration:none; background-color:#eef2ff;">{text}</a>')
+                               f' text-decoration:none; background-color:'
+                               f'{"#fed7aa" if (si, p["index"]) in diffuse else "#eef2ff"};">{text}</a>')
             if self.request_id and s.translation is None and si == len(self.sentences) - 1:
                 words.append('<span style="color:#6366f1;">&nbsp;▍</span>')
             chunks.append("".join(words))
@@ -587,7 +633,21 @@ class TranslatePanel(QWidget):
             self.show_alternatives(payload)
             self.inspect_tabs.setCurrentIndex(0)
 
+    def force_alternative(self, row: int) -> bool:
+        """Ask for a re-decoding with alternative `row` of the shown step forced (finished best hypothesis only)."""
+        payload, state = getattr(self, "_alternatives_payload", None), self._current_state()
+        if payload is None or state is None or state.translation is None or self.nbest_list.currentRow() > 0:
+            self.statusMessage.emit("Forcing works on the finished best hypothesis")
+            return False
+        step, alts = payload["index"], state.translation.best.alternatives
+        if not (0 <= step < len(alts) and 0 <= row < len(alts[step])):
+            return False
+        self.alternativeForced.emit(state.translation, step, int(alts[step][row].token_id),
+                                    getattr(self, "last_config", None))
+        return True
+
     def show_alternatives(self, payload: dict) -> None:
+        self._alternatives_payload = payload
         alts = payload["alternatives"]
         piece = payload["piece"].lstrip(WORD_START)
         self.alternatives_title.setText(f"Step {payload['index'] + 1}: “{piece}”  (p = "
