@@ -39,6 +39,7 @@ _USER_ERRORS = (
     ("nmt_desktop.core.metrics", "MetricError"),
     ("nmt_desktop.core.train", "TrainingError"),
     ("nmt_desktop.core.locations", "ModelNotFoundError"),
+    ("nmt_desktop.core.marian", "MarianImportError"),
 )
 
 
@@ -614,6 +615,30 @@ def _cmd_gui(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
 
 
+# --- import-marian -------------------------------------------------------------------------------
+
+def _add_import_marian(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "import-marian", parents=[common], help="convert a Hugging Face MarianMT folder into a model folder",
+        description="Convert a local Hugging Face MarianMT folder (config.json, model.safetensors or "
+                    "pytorch_model.bin, source.spm, target.spm, vocab.json), e.g. an Opus-MT model, into an "
+                    "nmt-desktop model folder. Needs the sentencepiece package (pip install nmt-desktop[marian]); "
+                    "pytorch_model.bin is read with torch.load(weights_only=True), which refuses pickled code.")
+    p.add_argument("hf_dir", metavar="HF_DIR", help="the Hugging Face MarianMT folder")
+    p.add_argument("--out", required=True, metavar="MODEL_DIR", help="model folder to write (created if needed)")
+    p.add_argument("--src-lang", default="", metavar="CODE", help="source language code stored in config.json")
+    p.add_argument("--tgt-lang", default="", metavar="CODE", help="target language code stored in config.json")
+    p.set_defaults(handler=_cmd_import_marian)
+
+
+def _cmd_import_marian(args: argparse.Namespace) -> int:
+    from nmt_desktop.core.marian import import_marian
+
+    out = import_marian(args.hf_dir, args.out, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    print(f"imported {args.hf_dir} -> {out}")
+    return 0
+
+
 # --- no subcommand: the desktop app --------------------------------------------------------------
 
 def _run_gui(parser: argparse.ArgumentParser) -> int:
@@ -638,6 +663,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser
     _add_heads,
     add_train,
     add_eval,
+    _add_import_marian,
     _add_gui,
 ]
 
