@@ -44,16 +44,22 @@ def _fsync_tree(folder: Path) -> None:
             os.close(fd)
 
 
+def _remove(folder: Path) -> None:
+    """Delete a checkpoint copy, its COMPLETE marker first, so a kill mid-way never leaves a
+    half-deleted folder that still claims to be complete."""
+    if folder.exists():
+        (folder / COMPLETE).unlink(missing_ok=True)
+        shutil.rmtree(folder)
+
+
 def _swap_in(tmp: Path, final: Path) -> None:
     """Replace `final` by the complete folder `tmp`, leaving a complete copy at every instant."""
     old = final.with_name(final.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
+    _remove(old)
     if final.exists():
         os.replace(final, old)
     os.replace(tmp, final)
-    if old.exists():
-        shutil.rmtree(old)
+    _remove(old)
 
 
 def write_model_atomically(folder: Path, model: Transformer, tokenizers: TokenizerPair, card: dict,
@@ -61,8 +67,7 @@ def write_model_atomically(folder: Path, model: Transformer, tokenizers: Tokeniz
     """Save a model folder via NAME.tmp and a swap; `extra` adds trainer state (see save_checkpoint)."""
     folder = Path(folder)
     tmp = folder.with_name(folder.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    _remove(tmp)
     save_model(tmp, model, tokenizers, card)
     if extra is not None:
         state_dir = tmp / STATE_DIR
@@ -152,6 +157,25 @@ def find_checkpoint(folder: Path) -> Path | None:
     if not candidates:
         return None
     return max(candidates, key=lambda p: read_state(p).get("step", -1))
+
+
+def promote_checkpoint(folder: Path) -> Path | None:
+    """Make the newest complete copy (NAME, NAME.tmp or NAME.old) be NAME itself, then return NAME.
+
+    Run before resuming, so the next save's clean-up of NAME.tmp / NAME.old can never delete the
+    copy the run resumed from.
+    """
+    folder = Path(folder)
+    newest = find_checkpoint(folder)
+    if newest is None:
+        return None
+    if newest != folder:
+        if folder.exists() and not is_complete(folder):
+            _remove(folder)
+        _swap_in(newest, folder)
+    for stale in (folder.with_name(folder.name + ".tmp"), folder.with_name(folder.name + ".old")):
+        _remove(stale)
+    return folder
 
 
 def load_trainer_state(folder: Path, optimizer: torch.optim.Optimizer) -> dict[str, Any]:

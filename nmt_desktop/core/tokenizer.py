@@ -138,10 +138,10 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         """Subword ids of `text`, without special tokens."""
-        return self.hf.encode(text, add_special_tokens=False).ids
+        return self.hf.encode(_encodable(text), add_special_tokens=False).ids
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        return [e.ids for e in self.hf.encode_batch(list(texts), add_special_tokens=False)]
+        return [e.ids for e in self.hf.encode_batch([_encodable(t) for t in texts], add_special_tokens=False)]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of `ids`, special tokens skipped; `decode(encode(t)) == t` for trained tokenizers."""
@@ -294,3 +294,13 @@ class TokenizerPair:
     @classmethod
     def _missing(cls) -> str:
         return f"no tokenizer found (expected {cls.FILE_JOINT}, or {cls.FILE_SOURCE} and {cls.FILE_TARGET})"
+
+
+def _encodable(text: str) -> str:
+    """`text` with lone surrogates (e.g. from surrogateescape-decoded bytes) replaced by U+FFFD;
+    the Rust tokenizer refuses strings that are not valid Unicode scalar sequences."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")

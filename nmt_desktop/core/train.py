@@ -29,7 +29,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from . import data as D
-from .checkpoint import find_checkpoint, load_trainer_state, save_checkpoint, write_model_atomically
+from .checkpoint import (find_checkpoint, load_trainer_state, promote_checkpoint, save_checkpoint,
+                         write_model_atomically)
 from .config import PRESETS, ConfigError, DecodeConfig, ModelConfig, TrainConfig
 from .metrics import corpus_bleu, corpus_chrf
 from .locations import resolve_model_path
@@ -176,6 +177,10 @@ class Trainer:
         last = self.out / "last"
         ckpt = find_checkpoint(last)
         if self.resume and ckpt is not None:
+            if self.dist.main:
+                ckpt = promote_checkpoint(last)
+            self._barrier()
+            ckpt = last
             self._resume_from = ckpt
             loaded = load_model(ckpt)
             return loaded.model, loaded.tokenizers
