@@ -31,6 +31,7 @@ class KVCache:
         self.src_mask = src_mask  # (B, 1, 1, S) bool, or None when no source position is padding
         self.length = length
         self.output_t: Tensor | None = None  # (D, V) output matrix, transposed for fast decoding steps
+        self.linear_t: dict | None = None  # decoder nn.Linear -> its weight transposed (in, out), likewise
 
     @classmethod
     def create(cls, cross_kv: list[tuple[Tensor, Tensor]], src_mask: Tensor | None,

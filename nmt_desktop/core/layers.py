@@ -69,6 +69,19 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights
     return probs.to(v.dtype) @ v, weights  # (B, H, T, dh), (B, H, T, S)
 
 
+def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None) -> Tensor:
+    """`layer(x)` for x (B, T, in); with `fast` (a search's transposed weights, see
+    `Transformer.start_cache`) and only a few rows, `x @ W_t` on a contiguous (in, out) copy,
+    which is faster than the (out, in) layout for single-row products on CPU."""
+    wt = None if fast is None else fast.get(layer)
+    B, T, _ = x.shape
+    if wt is None or B * T > 64:
+        return layer(x)
+    x2 = x.reshape(B * T, -1)  # (B*T, in)
+    out = x2 @ wt if layer.bias is None else torch.addmm(layer.bias, x2, wt)  # (B*T, out)
+    return out.view(B, T, -1)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with fused projections (QKV for self-attention, KV for cross)."""
 
@@ -91,12 +104,12 @@ class MultiHeadAttention(nn.Module):
         x = x.view(B, T, n, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)  # (n, B, H, T, dh)
         return x.unbind(0)
 
-    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def project_qkv(self, x: Tensor, fast: dict | None = None) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention projections of x (B, T, D): q, k, v each (B, H, T, dh)."""
-        return self._heads(self.qkv_proj(x), 3)
+        return self._heads(linear(self.qkv_proj, x, fast), 3)
 
-    def project_q(self, x: Tensor) -> Tensor:
-        return self._heads(self.q_proj(x), 1)[0]  # (B, H, T, dh)
+    def project_q(self, x: Tensor, fast: dict | None = None) -> Tensor:
+        return self._heads(linear(self.q_proj, x, fast), 1)[0]  # (B, H, T, dh)
 
     def project_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Cross-attention keys and values of the encoder output (B, S, D): each (B, H, S, dh)."""
@@ -104,7 +117,8 @@ class MultiHeadAttention(nn.Module):
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                head_mask: Tensor | None = None, is_causal: bool = False,
-               head_override: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor | None]:
+               head_override: tuple[Tensor, Tensor] | None = None,
+               fast: dict | None = None) -> tuple[Tensor, Tensor | None]:
         """Attention on projected heads, then the output projection.
 
         head_mask: (H,) or (B, H) multiplier on each head's context (0 switches a head off).
@@ -113,7 +127,7 @@ class MultiHeadAttention(nn.Module):
         (B, H, T, S) or None.
         """
         context, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask, is_causal, head_override)
-        return self.merge_heads(context), weights
+        return self.merge_heads(context, fast), weights
 
     def attend_heads(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                      head_mask: Tensor | None = None, is_causal: bool = False,
@@ -129,10 +143,10 @@ class MultiHeadAttention(nn.Module):
             context = torch.where(use.to(torch.bool)[:, None, None], means.to(context.dtype)[:, None, :], context)
         return context, weights
 
-    def merge_heads(self, context: Tensor) -> Tensor:
+    def merge_heads(self, context: Tensor, fast: dict | None = None) -> Tensor:
         """Per-head context (B, H, T, dh) -> output projection (B, T, D)."""
         B, H, T, dh = context.shape
-        return self.out_proj(context.transpose(1, 2).reshape(B, T, H * dh))
+        return linear(self.out_proj, context.transpose(1, 2).reshape(B, T, H * dh), fast)
 
 
 class FeedForward(nn.Module):
@@ -145,11 +159,11 @@ class FeedForward(nn.Module):
         self.act = ACTIVATIONS[activation]
         self.dropout = dropout
 
-    def forward(self, x: Tensor) -> Tensor:
-        h = self.act(self.fc1(x))  # (B, T, F)
+    def forward(self, x: Tensor, fast: dict | None = None) -> Tensor:
+        h = self.act(linear(self.fc1, x, fast))  # (B, T, F)
         if self.dropout > 0:
             h = F.dropout(h, self.dropout, self.training)
-        return self.fc2(h)  # (B, T, D)
+        return linear(self.fc2, h, fast)  # (B, T, D)
 
 
 class Residual(nn.Module):

@@ -80,23 +80,24 @@ class DecoderLayer(nn.Module):
         cross-attention context (B, H, t, dh) after head_mask / head_override.
         """
         t = x.shape[1]
-        q, k, v = self.self_attn.project_qkv(self.self_res.before(x))  # (B, H, t, dh) each
+        fast = None if cache is None else cache.linear_t  # transposed weights for single-row steps
+        q, k, v = self.self_attn.project_qkv(self.self_res.before(x), fast)  # (B, H, t, dh) each
         past = 0
         if cache is not None:
             past = cache.length
             k, v = cache.append(index, k, v)  # (B, H, past + t, dh)
         if past == 0 and not need_self:
-            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1)
+            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1, fast=fast)
         else:
             mask = causal_mask(t, past + t, x.device)
-            out, self_w = self.self_attn.attend(q, k, v, mask, need_self)
+            out, self_w = self.self_attn.attend(q, k, v, mask, need_self, fast=fast)
         x = self.self_res.after(x, out)
 
-        q = self.cross_attn.project_q(self.cross_res.before(x))  # (B, H, t, dh)
+        q = self.cross_attn.project_q(self.cross_res.before(x), fast)  # (B, H, t, dh)
         context, cross_w = self.cross_attn.attend_heads(q, *cross_kv, src_mask, need_cross, head_mask,
                                                         head_override=head_override)  # (B, H, t, dh)
-        x = self.cross_res.after(x, self.cross_attn.merge_heads(context))  # (B, t, D)
-        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x)))
+        x = self.cross_res.after(x, self.cross_attn.merge_heads(context, fast))  # (B, t, D)
+        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), fast))
         return x, cross_w, self_w, (context if need_context else None)
 
 
@@ -153,14 +154,19 @@ class Transformer(nn.Module):
     def start_cache(self, enc: EncoderOutput, capacity: int = 64) -> KVCache:
         """A cache holding each decoder layer's cross-attention K/V of this source.
 
-        Outside autograd it also holds a transposed copy of the output matrix for `project`,
-        made once per search so it can never go stale when weights change between searches.
+        Outside autograd it also holds transposed copies of the output matrix and of the decoder's
+        linear weights (single-row products are ~1.2-2x faster on CPU in that layout), made once
+        per search so they can never go stale when weights change between searches.
         """
         cross_kv = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
         cache = KVCache.create(cross_kv, enc.src_mask, capacity)
         if not torch.is_grad_enabled():
             weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
             cache.output_t = weight.detach().t().contiguous()  # (D, V)
+            cache.linear_t = {lin: lin.weight.detach().t().contiguous()  # (in, out) per decoder linear
+                              for layer in self.decoder_layers
+                              for lin in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.cross_attn.q_proj,
+                                          layer.cross_attn.out_proj, layer.ffn.fc1, layer.ffn.fc2)}
         return cache
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
