@@ -74,6 +74,24 @@ class CallWorker(QObject):
 # --- head statistics --------------------------------------------------------------------------------
 
 
+class _JobView(QWidget):
+    """A view that runs one background job at a time on its own thread; results of superseded
+    requests (an older request id) are ignored by the subclass's _on_finished/_on_failed."""
+
+    _job = Signal(int, object)
+
+    def _start_worker(self, name: str) -> None:
+        self.worker = CallWorker()
+        self._thread = WorkerThread(self.worker, name)
+        self._job.connect(self.worker.run)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+
+    def shutdown(self) -> None:
+        self.request_id = 0
+        self._thread.stop()
+
+
 class HeadStatsView(QWidget):
     """A sortable table of every head's statistics and a grid of small heatmaps ordered by a statistic."""
 
@@ -174,10 +192,9 @@ class HeadStatsView(QWidget):
 # --- head ablation ----------------------------------------------------------------------------------
 
 
-class AblationView(QWidget):
+class AblationView(_JobView):
     """Switch heads off (zeroed or replaced by their probe mean), re-translate, compare with the original."""
 
-    _job = Signal(int, object)
     retranslated = Signal(object)  # the ablated Translation
 
     def __init__(self, parent: QWidget | None = None):
@@ -240,16 +257,8 @@ class AblationView(QWidget):
         split.setSizes([330, 700])
         QVBoxLayout(self).addWidget(split)
 
-        self.worker = CallWorker()
-        self._thread = WorkerThread(self.worker, "analysis-worker")
-        self._job.connect(self.worker.run)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
+        self._start_worker("analysis-worker")
         self._update_enabled()
-
-    def shutdown(self) -> None:
-        self.request_id = 0
-        self._thread.stop()
 
     @property
     def running(self) -> bool:
@@ -553,11 +562,10 @@ class CoverageView(QWidget):
 # --- forced prefix ----------------------------------------------------------------------------------------
 
 
-class ForcedPrefixView(QWidget):
+class ForcedPrefixView(_JobView):
     """Force an alternative at step t: re-decode with prefix = best tokens[:t] + [alternative], then show
     the new translation and the attention difference (new - old) over the shared target positions."""
 
-    _job = Signal(int, object)
     forcedDone = Signal(object)  # the new Translation
 
     def __init__(self, parent: QWidget | None = None):
@@ -591,15 +599,7 @@ class ForcedPrefixView(QWidget):
         layout.addWidget(self.texts)
         layout.addLayout(row)
         layout.addWidget(self.diff, 1)
-        self.worker = CallWorker()
-        self._thread = WorkerThread(self.worker, "forced-prefix-worker")
-        self._job.connect(self.worker.run)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
-
-    def shutdown(self) -> None:
-        self.request_id = 0
-        self._thread.stop()
+        self._start_worker("forced-prefix-worker")
 
     def set_translator(self, translator: Any) -> None:
         self.translator, self.old, self.new, self.request_id = translator, None, None, 0
@@ -691,13 +691,12 @@ class BeamNodeItem(QGraphicsRectItem):
         event.accept()
 
 
-class BeamTreeView(QWidget):
+class BeamTreeView(_JobView):
     """Beam search's recorded expansions as a tree (x: step, nodes: token and cumulative log-prob).
 
     Pruned candidates are grey, finished ones green with a bold border, forced ones amber. A click on
     a node shows its partial hypothesis and its cross-attention (FocusView)."""
 
-    _job = Signal(int, object)
     decoded = Signal(object)  # the BeamState
     nodeSelected = Signal(int)
 
@@ -751,16 +750,8 @@ class BeamTreeView(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
-        self.worker = CallWorker()
-        self._thread = WorkerThread(self.worker, "beam-tree-worker")
-        self._job.connect(self.worker.run)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
+        self._start_worker("beam-tree-worker")
         self._update_enabled()
-
-    def shutdown(self) -> None:
-        self.request_id = 0
-        self._thread.stop()
 
     def set_translator(self, translator: Any) -> None:
         self.translator, self.state, self.request_id = translator, None, 0
@@ -910,11 +901,10 @@ class BeamTreeView(QWidget):
 # --- comparing two models -------------------------------------------------------------------------------------
 
 
-class CompareView(QWidget):
+class CompareView(_JobView):
     """The current input translated by the loaded model (A) and a second model (B): both translations, their
     attention at a chosen layer and head side by side, and B - A where the token sequences match."""
 
-    _job = Signal(int, object)
     compared = Signal(object, object)  # Translation A, Translation B
     otherLoaded = Signal(object)
 
@@ -963,16 +953,8 @@ class CompareView(QWidget):
         layout.addWidget(self.texts)
         layout.addWidget(self.status)
         layout.addWidget(views, 1)
-        self.worker = CallWorker()
-        self._thread = WorkerThread(self.worker, "compare-worker")
-        self._job.connect(self.worker.run)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
+        self._start_worker("compare-worker")
         self._update_enabled()
-
-    def shutdown(self) -> None:
-        self.request_id = 0
-        self._thread.stop()
 
     def set_translator(self, translator: Any) -> None:
         self.translator, self.a, self.b, self.request_id = translator, None, None, 0
