@@ -514,16 +514,9 @@ def model_info(path: Path) -> dict[str, Any]:
     }
 
 
-def _human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{n} B"  # pragma: no cover
-
-
 def _format_info(info: dict[str, Any]) -> str:
+    from nmt_desktop.core.model_dir import human_size
+
     voc, lang = info["vocabulary"], info["languages"]
     lines = [
         f"path:        {info['path']}",
@@ -531,7 +524,7 @@ def _format_info(info: dict[str, Any]) -> str:
         f"languages:   {lang['source'] or '?'} -> {lang['target'] or '?'}"
         if lang["source"] or lang["target"] else "languages:   not set",
         f"parameters:  {info['parameters']:,}",
-        f"size:        {_human_size(info['size_bytes'])} ({info['size_bytes']:,} bytes)",
+        f"size:        {human_size(info['size_bytes'])} ({info['size_bytes']:,} bytes)",
         f"vocabulary:  {'joint' if voc['joint'] else 'separate'}, source {voc['source_size']:,}, "
         f"target {voc['target_size']:,} ({', '.join(voc['tokenizer_files'])})",
         "architecture:",

@@ -97,3 +97,9 @@ def right_padded(seqs, pad: int = 0) -> torch.Tensor:
     for i, s in enumerate(seqs):
         out[i, : len(s)] = torch.tensor(s)
     return out
+
+
+def write_tsv(path, pairs):
+    """Write (source, target) pairs as a `source<TAB>target` file; returns the path."""
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    return path

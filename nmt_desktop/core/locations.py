@@ -37,18 +37,18 @@ DEFAULT_MODEL = "en-de"  # the bundled model used when none is named
 
 
 def bundled_models() -> list[Path]:
-    """Bundled model folders (those holding a config.json), sorted by name."""
+    """Bundled model folders (those holding a config.json) and zips, sorted by name."""
     folder = bundled_models_dir()
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if (p / "config.json").is_file())
+    return sorted(p for p in folder.iterdir() if (p / "config.json").is_file() or p.suffix.lower() == ".zip")
 
 
 def default_model_path() -> Path | None:
     """The bundled English->German model if present, else the first bundled model, else None."""
     models = bundled_models()
     for p in models:
-        if p.name == DEFAULT_MODEL:
+        if p.name in (DEFAULT_MODEL, DEFAULT_MODEL + ".zip"):
             return p
     return models[0] if models else None
 

@@ -795,6 +795,16 @@ def load_model(path: str | os.PathLike, device: str | torch.device = "cpu") -> L
     return LoadedModel(path=where, name=name, config=config, model=model, tokenizers=tokenizers, card=card)
 
 
+def human_size(n: int) -> str:
+    """Bytes as a short text: 950 B, 12.3 KB, 4.5 MB, 1.2 GB (powers of 1000)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
+
+
 def model_size_bytes(path: str | os.PathLike) -> int:
     """Total bytes of a model folder's files (recursively), or the size of a zip file."""
     path = Path(path)

@@ -16,7 +16,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.locations import bundled_models_dir, user_models_dir
+from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
+from nmt_desktop.core.model_dir import human_size
 
 from .workers import ModelInfo, ModelLoader, WorkerThread
 
@@ -45,28 +46,10 @@ def installed_models() -> list[Path]:
     return _scan(user_models_dir())
 
 
-def default_model_path() -> Path | None:
-    """The bundled `en-de` model if present, else the first bundled model, else None."""
-    models = bundled_models()
-    for p in models:
-        if p.name in ("en-de", "en-de.zip"):
-            return p
-    return models[0] if models else None
-
-
 def _recent_label(path: str) -> str:
     """A model's name in the list; a training run's `RUN/best` or `RUN/last` shows as "RUN (best)"."""
     p = Path(path)
     return f"{p.parent.name} ({p.name})" if p.name in ("best", "last") and p.parent.name else p.name
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{n} B"
 
 
 def attribution(card: dict) -> str:

@@ -17,14 +17,9 @@ from nmt_desktop.core.config import DecodeConfig, TrainConfig
 from nmt_desktop.core.model_dir import load_model
 from nmt_desktop.core.train import Trainer, TrainingError, learning_rate
 from nmt_desktop.core.translator import Translator
-from tiny_models import reference, synthetic_pairs
+from tiny_models import reference, synthetic_pairs, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def write_tsv(path: Path, pairs) -> Path:
-    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -85,7 +85,7 @@ def test_no_model_shows_empty_state(qtbot, config_dir) -> None:
 
 
 def test_default_model_path_prefers_bundled_en_de(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(models_panel, "bundled_models_dir", lambda: tmp_path)
+    monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: tmp_path)
     assert default_model_path() is None
     for name in ("aa-bb", "en-fr"):
         (tmp_path / name).mkdir()
@@ -101,6 +101,7 @@ def test_opens_default_bundled_model_and_lists_it(qtbot, config_dir, tiny_model_
     bundled.mkdir()
     (bundled / "en-de").symlink_to(tiny_model_dir, target_is_directory=True)
     monkeypatch.setattr(models_panel, "bundled_models_dir", lambda: bundled)
+    monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: bundled)
     monkeypatch.setattr(models_panel, "user_models_dir", lambda: tmp_path / "no-user-models")
     window = MainWindow()  # no model given, no settings: the bundled en-de
     window.show_error = lambda message, title="Error": pytest.fail(message)

@@ -26,15 +26,10 @@ from nmt_desktop.core.config import TrainConfig  # noqa: E402
 from nmt_desktop.core.model_dir import load_model  # noqa: E402
 from nmt_desktop.gui.app import MainWindow  # noqa: E402
 from nmt_desktop.gui.train_process import LineBuffer, parse_event  # noqa: E402
-from tiny_models import synthetic_pairs  # noqa: E402
+from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
 CHILD_MS = 60000  # generous: the machine is shared with background training
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def write_tsv(path: Path, pairs) -> Path:
-    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -37,14 +37,14 @@ import os
 import random
 import re
 import shutil
-import signal
 import struct
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from limits import time_limit
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
@@ -62,20 +62,6 @@ SHAPE_KEYS = ["d_model", "n_heads", "ffn_dim", "encoder_layers", "decoder_layers
 WEIRD_VALUES = ["x", "", [], {}, None, True, False, 1.5, -1, 0, [1, 2], {"a": 1}, "64", 1e-9]
 HUGE_VALUES = [10**9, 10**18, 2**63, 10**30, 10**400, -(10**9), -1, 1e308, -1e308, 2**31 - 1]
 NAN_TOKENS = ["NaN", "Infinity", "-Infinity"]
-
-
-@contextmanager
-def time_limit(seconds: int, what: str):
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"{what} still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # -- mutations: each takes (folder, rng) and returns a path to load plus a description -------------

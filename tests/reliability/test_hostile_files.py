@@ -31,7 +31,6 @@ import json
 import os
 import pickle
 import shutil
-import signal
 import stat
 import struct
 import subprocess
@@ -40,10 +39,11 @@ import time
 import warnings
 import zipfile
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from limits import time_limit
 import torch
 
 from nmt_desktop.core.model_dir import ModelFolderError, load_model, read_config
@@ -61,21 +61,6 @@ class Payload:
 
     def __reduce__(self):
         return (open, (self.marker, "w"))
-
-
-@contextmanager
-def time_limit(seconds: int):
-    """Fail (instead of hanging the suite) when the body runs longer than `seconds`."""
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"hostile load still running after {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def snapshot(root: Path) -> list[tuple[str, int]]:

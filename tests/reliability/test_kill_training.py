@@ -42,18 +42,13 @@ import pytest
 
 from nmt_desktop.core.checkpoint import find_checkpoint, is_complete, read_state
 from nmt_desktop.core.model_dir import load_model
-from tiny_models import synthetic_pairs
+from tiny_models import synthetic_pairs, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]
 ROUNDS = int(os.environ.get("NMT_KILL_ROUNDS", "10"))
 SEED = int(os.environ.get("NMT_KILL_SEED", "0"))
 EVERY = 5
 MAX_STEPS = 150 if ROUNDS <= 10 else 15 * ROUNDS + 30
-
-
-def write_tsv(path: Path, pairs) -> Path:
-    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
-    return path
 
 
 def train_cmd(train: Path, dev: Path, out: Path, resume: bool) -> list[str]:
