@@ -170,6 +170,8 @@ def _add_translate(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     r.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
                    help=f"stdin lines translated together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
     r.add_argument("--threads", type=_positive_int, default=None, metavar="N", help="CPU threads for torch")
+    r.add_argument("--int8", action="store_true",
+                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="one JSON object per input (one line each)")
     o.add_argument("--no-attention", action="store_true",
@@ -360,7 +362,7 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     from nmt_desktop.core.translator import Translator
 
     with _naming_model(model_path):
-        translator = Translator.load(model_path)
+        translator = Translator.load(model_path, int8=args.int8)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     if args.align and not -layers <= args.align_layer < layers:
         raise UsageError(f"--align-layer {args.align_layer}: the model has {layers} decoder layers (0..{layers - 1})")

@@ -173,19 +173,21 @@ def add_eval(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--max-sentences", type=int, default=0, metavar="N", help="score only the first N (0 = all)")
     p.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads for torch")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    p.add_argument("--int8", action="store_true", help="int8 linear layers (CPU only; see translate --int8)")
     p.add_argument("--hyps-out", metavar="FILE", help="also write the translations, one per line")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_eval)
 
 
 def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5, length_penalty: float = 1.0,
-                   batch_size: int = 32, device: str = "cpu", progress: bool = False) -> dict[str, Any]:
+                   batch_size: int = 32, device: str = "cpu", progress: bool = False,
+                   int8: bool = False) -> dict[str, Any]:
     """Translate the sources of `pairs` and score against their references."""
     from nmt_desktop.core.config import DecodeConfig
     from nmt_desktop.core.metrics import bleu, chrf, tokenized_lowercase_bleu
     from nmt_desktop.core.translator import Translator
 
-    translator = Translator.load(model_path, device=device)
+    translator = Translator.load(model_path, device=device, int8=int8)
     cfg = DecodeConfig(beam_size=beam, length_penalty=length_penalty, attention=False, alternatives=1)
     sources = [s for s, _ in pairs]
     hyps: list[str] = []
@@ -206,7 +208,7 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
         bar.close()
     refs = [r for _, r in pairs]
     b, c = bleu(hyps, refs), chrf(hyps, refs)
-    return {"model": str(model_path), "sentences": len(pairs), "beam": beam,
+    return {"model": str(model_path), "sentences": len(pairs), "beam": beam, "int8": int8,
             "bleu": round(b.score, 2), "chrf": round(c.score, 2),
             "bleu_tok_lc": round(tokenized_lowercase_bleu(hyps, refs), 2),
             "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 2), "seconds": round(seconds, 2),
@@ -226,7 +228,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     corpus = read_corpus(CorpusSpec(path=args.test, src_path=args.src, tgt_path=args.ref, reverse=args.reverse))
     pairs = corpus.pairs[: args.max_sentences] if args.max_sentences else corpus.pairs
     result = evaluate_model(model_path, pairs, args.beam, args.length_penalty, args.batch_size, args.device,
-                            progress=sys.stderr.isatty())
+                            progress=sys.stderr.isatty(), int8=args.int8)
     hyps = result.pop("hypotheses")
     if args.hyps_out:
         Path(args.hyps_out).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")

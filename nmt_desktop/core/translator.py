@@ -133,20 +133,26 @@ def split_sentences(text: str) -> list[str]:
 class Translator:
     """A model and its tokenizers, ready to decode."""
 
-    def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = ""):
+    def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = "", int8: bool = False):
+        """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/int8.py)."""
+        if int8:
+            from .int8 import quantize_int8
+
+            model = quantize_int8(model)
         self.model = model.eval()
         self.tokenizers = tokenizers
         self.config = model.config
         self.name = name
+        self.int8 = int8
         self.device = next(model.parameters()).device
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu") -> "Translator":
-        """Load a model folder or zip (see model_dir) and wrap it."""
+    def load(cls, path: str | Path, device: str = "cpu", int8: bool = False) -> "Translator":
+        """Load a model folder or zip (see model_dir) and wrap it; int8 as in `__init__`."""
         from .model_dir import load_model
 
         loaded = load_model(path, device=device)
-        return cls(loaded.model, loaded.tokenizers, loaded.name)
+        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
 
     # --- tokens -----------------------------------------------------------------------------
 
