@@ -668,6 +668,12 @@ def build_parser() -> argparse.ArgumentParser:
                                             "Without a subcommand, opens the desktop app.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check this installation: load the default bundled model (or -m MODEL), translate "
+                             "three sentences, render the attention grid offscreen; prints a JSON report, "
+                             "exit 0 if all worked")
+    parser.add_argument("-m", "--model", dest="self_test_model", metavar="MODEL", default=None,
+                        help="with --self-test: the model folder or .zip to test")
     # --debug is also accepted after the subcommand; SUPPRESS keeps a subparser from resetting it
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -704,6 +710,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         debug = bool(args.debug)
+        if args.self_test:
+            if args.handler is not None:
+                raise UsageError("--self-test takes no subcommand")
+            from nmt_desktop.self_test import main as self_test_main
+
+            return self_test_main(args.self_test_model)
+        if args.self_test_model is not None:
+            raise UsageError("-m before a subcommand applies only with --self-test")
         if args.handler is None:
             return _run_gui(parser)
         return args.handler(args)

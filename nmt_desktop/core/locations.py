@@ -1,8 +1,10 @@
-"""Where models live: the bundled `models/` folder, the user's data folder, and name lookup."""
+"""Where models live: the bundled `models/` folder, the user's data folder, and name lookup; where
+the app's own files are (the repository, or the frozen app's folder) and how to run its CLI."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import platformdirs
@@ -14,9 +16,42 @@ class ModelNotFoundError(ValueError):
     """A model given by name is neither a path nor a bundled or user model."""
 
 
+def is_frozen() -> bool:
+    """True inside a packaged (PyInstaller) app, where sys.executable is the app itself."""
+    return bool(getattr(sys, "frozen", False))
+
+
+def app_root() -> Path:
+    """The folder holding `models/` and `resources/`: the frozen app's data folder (PyInstaller's
+    `sys._MEIPASS`, `_internal/` beside the binary) or, from source, the repository."""
+    if is_frozen():
+        return Path(getattr(sys, "_MEIPASS", Path(sys.executable).resolve().parent))
+    return Path(__file__).resolve().parents[2]
+
+
 def bundled_models_dir() -> Path:
     """The repository's (or frozen app's) `models/` folder."""
-    return Path(__file__).resolve().parents[2] / "models"
+    return app_root() / "models"
+
+
+def resources_dir() -> Path:
+    """The repository's (or frozen app's) `resources/` folder (icons)."""
+    return app_root() / "resources"
+
+
+def app_icon_path() -> Path:
+    return resources_dir() / "icons" / "nmt-desktop.png"
+
+
+def cli_command(*args: str) -> list[str]:
+    """The argv that runs `nmt-desktop ARGS...` in a child process.
+
+    From source: this Python with `-m nmt_desktop`. Frozen: the app binary itself, whose entry point
+    dispatches subcommands exactly like the `nmt-desktop` script (there is no Python to pass `-m` to).
+    """
+    if is_frozen():
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "nmt_desktop", *args]
 
 
 def user_data_dir() -> Path:

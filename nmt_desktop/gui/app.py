@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QByteArray, QEventLoop, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from nmt_desktop import __version__
+from nmt_desktop.core.locations import app_icon_path
 
 from .analysis_panel import AnalysisPanel, connect_to_translate_panel
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
@@ -366,6 +367,9 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setStyle("Fusion")
     app.setStyleSheet(STYLE)
+    icon = app_icon_path()
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     return app
 
 

@@ -4,6 +4,8 @@ The GUI trains through exactly the command a terminal runs:
 
     python -m nmt_desktop train --config RUN/train_config.toml [--resume] --progress json
 
+(in a packaged app: `nmt-desktop train ...`, the app binary itself; see `core.locations.cli_command`).
+
 stdout is read line by line (partial lines are buffered until their newline): a line holding a
 JSON object with an "event" key becomes an `event(dict)` signal; anything else, and every stderr
 line, goes to `logLine(str)`. `stop()` sends SIGTERM (the child saves `RUN/last` and exits 0) and
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 import nmt_desktop
+from nmt_desktop.core.locations import cli_command, is_frozen
 
 _PACKAGE_PARENT = str(Path(nmt_desktop.__file__).resolve().parents[1])
 
@@ -86,10 +88,10 @@ class TrainProcess(QObject):
 
     @property
     def program(self) -> str:
-        return sys.executable
+        return cli_command()[0]
 
     def arguments(self, config_path: str | os.PathLike, resume: bool = False) -> list[str]:
-        return ["-m", "nmt_desktop", *train_command(config_path, resume)]
+        return cli_command(*train_command(config_path, resume))[1:]
 
     @property
     def running(self) -> bool:
@@ -107,8 +109,9 @@ class TrainProcess(QObject):
         self._out, self._err = LineBuffer(), LineBuffer()
         proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
-        path = env.value("PYTHONPATH", "")
-        env.insert("PYTHONPATH", _PACKAGE_PARENT + (os.pathsep + path if path else ""))
+        if not is_frozen():  # a frozen child imports from its own bundle
+            path = env.value("PYTHONPATH", "")
+            env.insert("PYTHONPATH", _PACKAGE_PARENT + (os.pathsep + path if path else ""))
         env.insert("PYTHONIOENCODING", "utf-8")
         env.insert("PYTHONUNBUFFERED", "1")
         for key, value in self.extra_env.items():

@@ -1,0 +1,138 @@
+"""`nmt-desktop --self-test [-m MODEL]`: prove that an installation (above all a packaged one) works.
+
+Loads the default bundled model (or MODEL), translates a few fixed sentences, renders the real
+attention view offscreen and checks the image is not blank, then prints one JSON report on stdout:
+versions, the model, each translation with its time, the grid image's size, and `"ok": true`
+(exit 0). Any failure gives the same report with `"ok": false` and a one-line `"error"` (exit 1).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nmt_desktop import __version__
+
+SENTENCES = ("I love you.", "Thank you very much.", "Where is the station?")
+GRID_SIZE = (900, 600)  # the attention view's size when grabbed
+MIN_COLOURS = 8  # a painted grid of heatmaps has many colours; a blank widget one or two
+
+
+class SelfTestError(Exception):
+    """A check failed; the message is the report's `error`."""
+
+
+def _needs_offscreen() -> bool:
+    """Linux without an X11 or Wayland display (a server, CI): Qt must render offscreen."""
+    return (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
+            and not os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _versions() -> dict[str, str]:
+    import numpy
+    import PySide6
+    import pyqtgraph
+    import tokenizers
+    import torch
+
+    return {"nmt_desktop": __version__, "python": platform.python_version(), "torch": torch.__version__,
+            "PySide6": PySide6.__version__, "pyqtgraph": pyqtgraph.__version__,
+            "tokenizers": tokenizers.__version__, "numpy": numpy.__version__}
+
+
+def _model_path(model: str | None) -> Path:
+    from nmt_desktop.core.locations import bundled_models_dir, default_model_path, resolve_model_path
+
+    if model is not None:
+        return resolve_model_path(model)
+    path = default_model_path()
+    if path is None:
+        raise SelfTestError(f"no bundled model in {bundled_models_dir()}: add one there or pass -m MODEL")
+    return path
+
+
+def _distinct_colours(image: Any) -> int:
+    """How many different pixel colours a QImage has."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    width, height = image.width(), image.height()
+    if width == 0 or height == 0:
+        return 0
+    row_words = image.bytesPerLine() // 4
+    pixels = np.frombuffer(image.constBits(), dtype=np.uint32, count=row_words * height)
+    return int(np.unique(pixels.reshape(height, row_words)[:, :width]).size)
+
+
+def _render_grid(translation: Any) -> dict[str, int]:
+    """Show `translation` in the app's AttentionView offscreen; the grabbed grid's size and colours."""
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QApplication
+
+    from nmt_desktop.gui.app import create_app
+    from nmt_desktop.gui.attention_view import AttentionView
+
+    create_app()
+    view = AttentionView()
+    view.resize(*GRID_SIZE)
+    view.set_translation(translation)
+    view.show()
+    for _ in range(5):
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    image = view.grid.grab().toImage()
+    view.close()
+    colours = _distinct_colours(image)
+    if colours < MIN_COLOURS:
+        raise SelfTestError(f"the attention grid rendered blank ({colours} colours in "
+                            f"{image.width()}x{image.height()} pixels)")
+    return {"width": image.width(), "height": image.height(), "colours": colours}
+
+
+def run(model: str | None = None) -> dict[str, Any]:
+    """The self-test report (never raises: a failure is `ok: false` with `error`)."""
+    from nmt_desktop.core.locations import is_frozen
+
+    report: dict[str, Any] = {"ok": False, "frozen": is_frozen(), "executable": sys.executable,
+                              "platform": platform.platform()}
+    try:
+        if _needs_offscreen():
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        report["qt_platform"] = os.environ.get("QT_QPA_PLATFORM", "default")
+        report["versions"] = _versions()
+        from nmt_desktop.core.config import DecodeConfig
+        from nmt_desktop.core.translator import Translator
+
+        path = _model_path(model)
+        start = time.perf_counter()
+        translator = Translator.load(path)
+        report["model"] = {"name": translator.name, "path": str(path),
+                           "load_ms": round(1000 * (time.perf_counter() - start), 1)}
+        results, translation = [], None
+        for sentence in SENTENCES:
+            start = time.perf_counter()
+            translation = translator.translate(sentence, DecodeConfig(beam_size=4))
+            ms = round(1000 * (time.perf_counter() - start), 1)
+            results.append({"source": sentence, "translation": translation.text, "ms": ms})
+        report["translations"] = results
+        empty = [r["source"] for r in results if not r["translation"].strip()]
+        if empty:
+            raise SelfTestError(f"empty translation for {empty[0]!r}")
+        report["grid"] = _render_grid(translation)
+        report["ok"] = True
+    except Exception as exc:  # noqa: BLE001 - every failure becomes the report's one-line error
+        message = " ".join(str(exc).split())
+        report["error"] = message if isinstance(exc, SelfTestError) else f"{type(exc).__name__}: {message}"
+    return report
+
+
+def main(model: str | None = None) -> int:
+    """Print the report as one JSON line; 0 if everything worked, else 1."""
+    report = run(model)
+    print(json.dumps(report, ensure_ascii=False), flush=True)
+    return 0 if report["ok"] else 1
