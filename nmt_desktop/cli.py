@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from nmt_desktop import __version__
+from nmt_desktop.cli_export import add_export
 from nmt_desktop.cli_train import add_eval, add_train
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
@@ -658,6 +659,7 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser
     _add_heads,
     add_train,
     add_eval,
+    add_export,
     _add_import_marian,
     _add_gui,
 ]

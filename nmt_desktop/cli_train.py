@@ -176,6 +176,9 @@ def add_eval(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--int8", action="store_true", help="int8 linear layers (CPU only; see translate --int8)")
     p.add_argument("--hyps-out", metavar="FILE", help="also write the translations, one per line")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--write-card", metavar="LABEL", nargs="?", const="", default=None,
+                   help="record the scores in the model folder's card.json and README.md under LABEL "
+                        "(default: the test file's name, e.g. 'dev')")
     p.set_defaults(handler=cmd_eval)
 
 
@@ -215,6 +218,24 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
             "bleu_signature": b.signature, "chrf_signature": c.signature, "hypotheses": hyps}
 
 
+def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """Add this evaluation to the model folder's card (and README)."""
+    from nmt_desktop.cli import UsageError
+    from nmt_desktop.core.model_card import add_evaluation, write_card
+    from nmt_desktop.core.model_dir import load_model
+
+    if not Path(model_path).is_dir():
+        raise UsageError(f"--write-card needs a model folder, not {model_path}")
+    test = args.test or args.src
+    label = args.write_card or Path(test).stem
+    command = " ".join(["nmt-desktop", "eval", "-m", str(args.model or model_path)]
+                       + (["--test", args.test] if args.test else ["--src", args.src, "--ref", args.ref])
+                       + (["--reverse"] if args.reverse else []) + ["--beam", str(args.beam)]
+                       + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else []))
+    card = load_model(model_path).card
+    write_card(model_path, add_evaluation(card, label, result, command))
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from nmt_desktop.cli import UsageError, _set_threads, resolve_model
     from nmt_desktop.core.data import CorpusSpec, read_corpus
@@ -230,6 +251,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate_model(model_path, pairs, args.beam, args.length_penalty, args.batch_size, args.device,
                             progress=sys.stderr.isatty(), int8=args.int8)
     hyps = result.pop("hypotheses")
+    if args.write_card is not None:
+        _write_card(model_path, args, result)
     if args.hyps_out:
         Path(args.hyps_out).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
     if args.json:

@@ -510,7 +510,8 @@ class Trainer:
 def _hardware(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads"
+    n = torch.get_num_threads()
+    return f"{platform.processor() or platform.machine()} CPU, {n} thread{'' if n == 1 else 's'}"
 
 
 def train(cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False) -> dict[str, Any]:

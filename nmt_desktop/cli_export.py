@@ -1,0 +1,67 @@
+"""The `export` subcommand: turn a training run's model into a shippable model folder.
+
+    nmt-desktop export runs/en-de/best --out models/en-de --dtype float16 \
+        --attribution "Tatoeba Project (tatoeba.org) via manythings.org/anki" --license "CC-BY 2.0 FR"
+
+Writes the weights in half precision (sharded under --max-file-mb), the tokenizers, card.json with
+the architecture, data attribution and training facts, and a README.md rendered from the card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+DTYPES = ("float16", "bfloat16", "float32")
+
+
+def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("export", parents=[common], help="write a model folder for shipping (fp16, card, README)",
+                       description="Copy a model (e.g. a training run's best checkpoint) into a new model "
+                                   "folder with half-precision weights, sharded files, card.json and README.md.")
+    p.add_argument("model", metavar="MODEL", help="model folder, .zip or installed model name")
+    p.add_argument("--out", required=True, metavar="DIR", help="the model folder to write (replaced if it exists)")
+    p.add_argument("--dtype", default="float16", choices=DTYPES, help="stored weight type (default float16)")
+    p.add_argument("--max-file-mb", type=float, default=16.0, metavar="MB",
+                   help="largest weight file in MiB; bigger weights are sharded (default 16)")
+    p.add_argument("--name", metavar="NAME", help="the model's name in its card (default: the folder name)")
+    p.add_argument("--attribution", metavar="TEXT", help="training data attribution for the card and About box")
+    p.add_argument("--license", metavar="TEXT", help="training data license for the card")
+    p.add_argument("--retrain", metavar="COMMAND", help="the command that reproduces this model, for the README")
+    p.set_defaults(handler=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import torch
+
+    from nmt_desktop.cli import UsageError, resolve_model
+    from nmt_desktop.core.model_card import export_card, write_card
+    from nmt_desktop.core.model_dir import human_size, load_model, model_size_bytes, save_model
+    from nmt_desktop.core.transformer import count_parameters
+
+    if args.max_file_mb <= 0:
+        raise UsageError(f"--max-file-mb must be > 0, got {args.max_file_mb}")
+    source = resolve_model(args.model)
+    out = Path(args.out)
+    if out.resolve() == Path(source).resolve():
+        raise UsageError(f"--out {out} is the model being exported; choose another folder")
+    loaded = load_model(source)
+    name = args.name or out.name
+    card = export_card(loaded.card, loaded.config, count_parameters(loaded.model), args.dtype, name,
+                       args.attribution, args.license)
+    if args.retrain:
+        card["retrain"] = args.retrain
+    tmp = out.with_name(out.name + ".export-tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    save_model(tmp, loaded.model, loaded.tokenizers, card, dtype=getattr(torch, args.dtype),
+               max_shard_bytes=int(args.max_file_mb * 1024 * 1024))
+    write_card(tmp, card)
+    load_model(tmp)  # refuse to replace `out` with a folder that does not load
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    largest = max(p.stat().st_size for p in out.iterdir())
+    print(f"{out}: {human_size(model_size_bytes(out))} in {sum(1 for _ in out.iterdir())} files "
+          f"(largest {human_size(largest)}), {card['parameters']:,} parameters as {args.dtype}")
+    return 0

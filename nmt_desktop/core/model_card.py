@@ -1,0 +1,136 @@
+"""Model cards: the card.json facts of a shipped model and the README.md rendered from them.
+
+A card starts as what training wrote (`Trainer._card`: data, steps, wall time, hardware, dev
+metrics at the best step); `export_card` adds what a shipped model must state (architecture,
+parameters, stored dtype, data attribution and license); `add_evaluation` records an `eval` run.
+`write_card` writes card.json and README.md together, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from nmt_desktop.core.config import ModelConfig
+
+CARD_FILE = "card.json"
+README_FILE = "README.md"
+
+
+def architecture_summary(config: ModelConfig) -> dict[str, Any]:
+    """The architecture facts a reader of the card wants, without the full config."""
+    return {
+        "type": "Transformer encoder-decoder (Vaswani et al. 2017)",
+        "d_model": config.d_model, "heads": config.n_heads,
+        "encoder_layers": config.encoder_layers, "decoder_layers": config.decoder_layers,
+        "ffn_dim": config.ffn_dim, "norm": f"{config.norm}-norm",
+        "activation": config.activation, "vocab_size": config.tgt_vocab_size,
+        "shared_vocabulary": config.shared_vocab, "tied_output": config.tie_output,
+    }
+
+
+def export_card(card: dict[str, Any], config: ModelConfig, parameters: int, dtype: str, name: str,
+                attribution: str | None = None, license_: str | None = None) -> dict[str, Any]:
+    """`card` plus the facts of an exported model folder (a new dict; `card` is not changed)."""
+    out = dict(card)
+    out["name"] = name
+    out["src_lang"], out["tgt_lang"] = config.src_lang, config.tgt_lang
+    out["architecture"] = architecture_summary(config)
+    out["parameters"] = parameters
+    out["weights_dtype"] = dtype
+    if attribution:
+        out["attribution"] = attribution
+    if license_:
+        out["license"] = license_
+    return out
+
+
+def add_evaluation(card: dict[str, Any], label: str, result: dict[str, Any], command: str) -> dict[str, Any]:
+    """`card` with `result` (an `eval` result) recorded under card["eval"][label] (a new dict)."""
+    keep = ("sentences", "beam", "bleu", "chrf", "bleu_tok_lc", "bleu_signature", "chrf_signature")
+    out = dict(card)
+    evals = dict(out.get("eval") or {})
+    evals[label] = {**{k: result[k] for k in keep if k in result}, "command": command}
+    out["eval"] = evals
+    return out
+
+
+def _fmt_seconds(seconds: Any) -> str:
+    if not isinstance(seconds, (int, float)):
+        return str(seconds)
+    minutes = int(round(seconds / 60))
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _n(value: Any) -> str:
+    """A number with thousands separators; anything else as text (cards are free-form)."""
+    return f"{value:,}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def render_readme(card: dict[str, Any]) -> str:
+    """A short README for the model folder, from its card (any free-form card renders)."""
+    name = card.get("name", "model")
+    src, tgt = card.get("src_lang") or "?", card.get("tgt_lang") or "?"
+    lines = [f"# {name}: {src} -> {tgt}", ""]
+    arch = _dict(card.get("architecture"))
+    if arch.keys() >= {"type", "d_model", "heads", "encoder_layers", "decoder_layers", "ffn_dim", "norm",
+                       "activation", "shared_vocabulary", "vocab_size"}:
+        lines += [f"A {arch['type']}: d_model {arch['d_model']}, {arch['heads']} heads, "
+                  f"{arch['encoder_layers']} encoder + {arch['decoder_layers']} decoder layers, "
+                  f"FFN {arch['ffn_dim']}, {arch['norm']}, {arch['activation']}, "
+                  f"{'shared' if arch['shared_vocabulary'] else 'separate'} byte-level BPE vocabulary of "
+                  f"{_n(arch['vocab_size'])}. {_n(card.get('parameters', 0))} parameters, stored as "
+                  f"{card.get('weights_dtype', 'float32')}.", ""]
+    data = card.get("data") or {}
+    if data or card.get("attribution"):
+        lines += ["## Data", ""]
+        if card.get("attribution"):
+            lines.append(f"Training data: {card['attribution']}"
+                         + (f" (license: {card['license']})." if card.get("license") else "."))
+        if isinstance(data, str):
+            lines.append(data)
+        elif isinstance(data, dict):
+            train = data.get("train")
+            lines.append(f"Train: `{train if isinstance(train, str) else ' + '.join(map(str, train or []))}`"
+                         f" ({_n(data.get('train_pairs', 0))} pairs); dev: `{data.get('dev')}`"
+                         f" ({_n(data.get('dev_pairs', 0))} pairs).")
+        lines.append("")
+    training = _dict(card.get("training"))
+    if training:
+        lines += ["## Training", "",
+                  f"{_n(training.get('steps', 0))} steps ({training.get('epochs', 0)} epochs, "
+                  f"{_n(training.get('target_tokens', 0))} target tokens) in "
+                  f"{_fmt_seconds(training.get('wall_time_s', 0))} on {training.get('hardware', '?')} "
+                  f"(torch {training.get('torch', '?')})."]
+        lines.append("")
+    if card.get("retrain"):
+        lines += [f"Retrain: `{card['retrain']}`", ""]
+    evals = {k: v for k, v in _dict(card.get("eval")).items() if isinstance(v, dict)}
+    if evals:
+        lines += ["## Evaluation", "", "| set | sentences | beam | sacreBLEU | chrF | BLEU tok+lc |",
+                  "|---|---|---|---|---|---|"]
+        for label, r in evals.items():
+            lines.append(f"| {label} | {r.get('sentences', '?')} | {r.get('beam', '?')} | {r.get('bleu', '?')} | "
+                         f"{r.get('chrf', '?')} | {r.get('bleu_tok_lc', '?')} |")
+        lines += [""] + [f"- {label}: `{r['command']}`" for label, r in evals.items() if r.get("command")]
+        signature = next((r.get("bleu_signature") for r in evals.values() if r.get("bleu_signature")), None)
+        if signature:
+            lines.append(f"- sacreBLEU signature: `{signature}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_card(folder: str | os.PathLike, card: dict[str, Any]) -> None:
+    """Write card.json and README.md into the model folder (each via a temporary file and rename)."""
+    folder = Path(folder)
+    for fname, text in ((CARD_FILE, json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n"),
+                        (README_FILE, render_readme(card))):
+        tmp = folder / (fname + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / fname)

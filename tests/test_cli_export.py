@@ -1,0 +1,82 @@
+"""`nmt-desktop export` (ship a model: half precision, shards, card, README) and `eval --write-card`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+
+from nmt_desktop.core.model_dir import load_model
+from nmt_desktop.core.translator import Translator
+from test_cli import assert_one_error_line, run_cli
+from tiny_models import synthetic_pairs, write_tsv
+
+ATTRIBUTION = "Tatoeba Project (tatoeba.org) via manythings.org/anki"
+
+
+def _export(source: Path, out: Path, *extra: str):
+    return run_cli("export", str(source), "--out", str(out), "--attribution", ATTRIBUTION,
+                   "--license", "CC-BY 2.0 FR", "--retrain", "bash resources/training/retrain.sh xx", *extra)
+
+
+def test_export_half_precision_sharded_with_card_and_readme(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "shipped"
+    (out).mkdir()
+    (out / "stale.txt").write_text("from an older export", encoding="utf-8")
+    proc = _export(tiny_model_dir, out, "--max-file-mb", "0.05")
+    assert proc.returncode == 0, proc.stderr
+    assert "float16" in proc.stdout
+    assert not (out / "stale.txt").exists()  # the folder is replaced, not merged
+    shards = sorted(out.glob("model-*.safetensors"))
+    assert len(shards) > 1 and all(p.stat().st_size <= 0.05 * 1024 * 1024 for p in shards)
+    for shard in shards:
+        with safe_open(str(shard), framework="pt") as f:
+            assert {str(f.get_slice(k).get_dtype()) for k in f.keys()} == {"F16"}
+
+    original, shipped = load_model(tiny_model_dir), load_model(out)
+    card = shipped.card
+    assert card["name"] == "shipped" and card["attribution"] == ATTRIBUTION and card["license"] == "CC-BY 2.0 FR"
+    assert card["weights_dtype"] == "float16"
+    assert card["parameters"] == sum(p.numel() for p in original.model.parameters())
+    assert card["architecture"]["d_model"] == original.config.d_model
+    assert card["data"] == original.card["data"]  # what training wrote is kept
+    for name, value in original.model.state_dict().items():
+        torch.testing.assert_close(shipped.model.state_dict()[name], value.half().float())
+    sentence = "red cat runs"
+    assert Translator.load(out).translate(sentence).text == Translator.load(tiny_model_dir).translate(sentence).text
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert ATTRIBUTION in readme and "bash resources/training/retrain.sh xx" in readme
+
+
+def test_eval_write_card_records_scores(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "shipped"
+    assert _export(tiny_model_dir, out).returncode == 0
+    test = write_tsv(tmp_path / "dev.tsv", synthetic_pairs(30, seed=11))
+    proc = run_cli("eval", "-m", str(out), "--test", str(test), "--beam", "2", "--json", "--write-card")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    recorded = card["eval"]["dev"]
+    assert (recorded["bleu"], recorded["chrf"], recorded["sentences"], recorded["beam"]) == \
+           (result["bleu"], result["chrf"], 30, 2)
+    assert recorded["command"] == f"nmt-desktop eval -m {out} --test {test} --beam 2"
+    assert card["attribution"] == ATTRIBUTION  # the rest of the card is kept
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert f"| dev | 30 | 2 | {result['bleu']} | {result['chrf']} |" in readme
+    # a second set goes beside the first under its own label
+    assert run_cli("eval", "-m", str(out), "--test", str(test), "--beam", "1", "--write-card", "greedy").returncode == 0
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    assert set(card["eval"]) == {"dev", "greedy"} and card["eval"]["greedy"]["beam"] == 1
+
+
+def test_export_errors_are_one_line(tiny_model_dir: Path, tmp_path: Path) -> None:
+    assert "is the model being exported" in assert_one_error_line(_export(tiny_model_dir, tiny_model_dir), 2)
+    assert "--max-file-mb" in assert_one_error_line(_export(tiny_model_dir, tmp_path / "x", "--max-file-mb", "0"), 2)
+    assert "missing" in assert_one_error_line(_export(tmp_path / "missing", tmp_path / "y"), 1)
+    zipped = tmp_path / "m.zip"
+    zipped.write_bytes(b"not a zip")
+    test = write_tsv(tmp_path / "dev.tsv", synthetic_pairs(3, seed=1))
+    line = assert_one_error_line(run_cli("eval", "-m", str(zipped), "--test", str(test), "--write-card"), 1)
+    assert "m.zip" in line
