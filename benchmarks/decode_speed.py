@@ -1,6 +1,7 @@
 """Decode speed: milliseconds per generated token, batch 1, greedy, CPU.
 
-For each random-weight model ("small", "base") and with cross-attention capture on and off, two
+For each random-weight model ("small", "base") or real model (a bundled name such as "en-de", or a
+model folder: its trained weights fed random token ids), and with cross-attention capture on and off, two
 measurements of one sentence of `--src-len` source tokens and exactly `--tgt-len` target tokens:
 
 * forced loop: encode + start_cache + `tgt_len` incremental `decode` steps where the token fed at
@@ -76,8 +77,15 @@ class LoadMeter:
 
 
 def make_model(name: str) -> Transformer:
+    """A random-weight preset ("small", "base"), or a real model: a folder, zip or bundled name ("en-de")."""
     if name not in PRESETS:
-        raise SystemExit(f"unknown config {name!r}; choose from {', '.join(PRESETS)}")
+        from nmt_desktop.core.locations import ModelNotFoundError, resolve_model_path
+        from nmt_desktop.core.model_dir import load_model
+
+        try:
+            return load_model(resolve_model_path(name)).model
+        except ModelNotFoundError as exc:
+            raise SystemExit(f"{exc}; or choose a preset: {', '.join(PRESETS)}")
     vocab = VOCAB.get(name, 8000)
     cfg = ModelConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, shared_vocab=True, max_positions=256,
                       **PRESETS[name])
@@ -223,7 +231,8 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--configs", default="small,base", help="comma-separated presets (default: small,base)")
+    p.add_argument("--configs", default="small,base", help="comma-separated presets or models (bundled names such as en-de, or folders) "
+                   "(default: small,base)")
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default: 1)")
     p.add_argument("--src-len", type=int, default=20, help="source tokens, </s> included (default: 20)")
     p.add_argument("--tgt-len", type=int, default=40, help="generated target tokens (default: 40)")
