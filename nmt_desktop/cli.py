@@ -567,12 +567,19 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+# the Analysis tab's views, in tab order (gui/screenshot.py maps each to its widget)
+ANALYSIS_VIEWS = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare")
+
+
 def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "gui", parents=[common], help="open the desktop app (the default without a subcommand)",
         description="Open the desktop app. With --screenshot it runs headless-friendly (QT_QPA_PLATFORM="
                     "offscreen works): loads the model, translates --text, waits until decoding has finished "
-                    "and the attention view has painted, saves a PNG of the window and exits.")
+                    "and the attention view has painted, saves a PNG of the window and exits. With "
+                    "--analysis-view it shows that view of the Analysis tab and first runs the view's job "
+                    "(ablation: --ablate; forced: --force-step; beam-tree: --beam; compare: --compare) and "
+                    "waits for its result.")
     p.add_argument("-m", "--model", metavar="MODEL",
                    help="model folder or .zip, or an installed model's name (default: last used or bundled en-de)")
     p.add_argument("--text", metavar="TEXT", help="text to translate on start")
@@ -582,6 +589,17 @@ def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--head", type=_non_negative_int, default=None, metavar="H", help="focused head (0-based)")
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
+    a = p.add_argument_group("analysis tab (with --text)")
+    a.add_argument("--analysis-view", choices=ANALYSIS_VIEWS, default=None,
+                   help="show this view of the Analysis tab (implies --tab analysis)")
+    a.add_argument("--ablate", type=_head_list, default=None, metavar="L:H[,L:H...]",
+                   help="ablation: heads switched off (zeroed) before re-translating, 0-based layer:head "
+                        "(default: every head of the last decoder layer)")
+    a.add_argument("--force-step", type=_positive_int, default=None, metavar="N",
+                   help="forced: re-decode with the most probable other token forced at target step N "
+                        "(1-based, default 1)")
+    a.add_argument("--compare", metavar="MODEL",
+                   help="compare: the second model (folder, .zip or installed name), run on the same --text")
     p.set_defaults(handler=_cmd_gui)
 
 
@@ -592,13 +610,14 @@ def _cmd_gui(args: argparse.Namespace) -> int:
         shot = Path(args.screenshot)
         if not shot.parent.is_dir():
             raise CLIError(f"cannot write {shot}: folder {shot.parent} does not exist")
-    if args.model is not None:
-        from nmt_desktop.core.model_dir import read_config
+    for option in ("model", "compare"):
+        if getattr(args, option) is not None:
+            from nmt_desktop.core.model_dir import read_config
 
-        model_path = resolve_model(args.model)
-        with _naming_model(model_path):
-            read_config(model_path)  # a quick check, so a bad model is one line before any window opens
-        args.model = str(model_path)
+            model_path = resolve_model(getattr(args, option))
+            with _naming_model(model_path):
+                read_config(model_path)  # a quick check, so a bad model is one line before any window opens
+            setattr(args, option, str(model_path))
     if args.text is not None:
         args.text = _fix_arg(args.text)
     from nmt_desktop.gui.app import HeadlessError, run_gui

@@ -1059,7 +1059,10 @@ class CompareView(_JobView):
             self.status.setText("Same tokens: the right view is B − A.")
         else:
             self.view_diff.set_matrix(np.zeros((0, 0), np.float32), [], [], title="B − A: token sequences differ")
-            self.status.setText("The two translations (or source tokenizations) differ: no difference map.")
+            what = ("translations" if self.a.source_tokens == self.b.source_tokens
+                    else "source tokenizations (different vocabularies)")
+            self.status.setText(f"The two {what} differ: both attentions are shown; B − A is only computed "
+                                "where the token sequences match.")
 
 
 # --- the tab --------------------------------------------------------------------------------------------

@@ -397,6 +397,9 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> No
 
 def run_gui(args: argparse.Namespace) -> int:
     """`nmt-desktop gui ...`: open the window; with --screenshot, translate, save a PNG and exit."""
+    from . import screenshot
+
+    screenshot.check_options(args)
     setup_logging()
     app = create_app()
     window = MainWindow(model=_DEFAULT if args.model is None else args.model)
@@ -435,6 +438,8 @@ def run_gui(args: argparse.Namespace) -> int:
                 panel.view.focus(args.layer or 0, args.head or 0)
             elif hasattr(panel.view, "show_grid"):
                 panel.view.show_grid()
+            if getattr(args, "analysis_view", None) is not None:
+                screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
         for _ in range(5):
             QApplication.processEvents()
             QThread.msleep(20)

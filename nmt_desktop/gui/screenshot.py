@@ -1,0 +1,143 @@
+"""Headless `gui --tab analysis --analysis-view VIEW --screenshot FILE.png`: one Analysis view in a meaningful state.
+
+`run_gui` has translated --text by the time `prepare_analysis_view` runs (the Translate tab fed the
+Analysis tab its translation). Views that need a job of their own start it here: a re-translation with
+heads switched off (ablation), a re-decoding with an alternative forced (forced), a beam search (beam
+tree), loading and running a second model (compare). The function returns only once that job has
+finished and the view shows its result, so the PNG saved next holds it; a failed job is a
+HeadlessError with the view's own one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+from PySide6.QtCore import SignalInstance
+
+from .app import HeadlessError, wait_until
+
+# --analysis-view NAME -> the AnalysisPanel attribute holding that view (tab order)
+VIEWS = {"stats": "stats", "ablation": "ablation", "alignments": "alignment", "coverage": "coverage",
+         "forced": "forced", "beam-tree": "beam_tree", "compare": "compare"}
+# options that only make sense with one view
+_VIEW_OPTIONS = {"ablate": "ablation", "force_step": "forced", "compare": "compare"}
+DEFAULT_TREE_BEAM = 4
+JOB_TIMEOUT_S = 300
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Usage errors (HeadlessError, code 2) for analysis options that do not fit together; before any window
+    opens. `--analysis-view` implies `--tab analysis`."""
+    view = getattr(args, "analysis_view", None)
+    for option, owner in _VIEW_OPTIONS.items():
+        if getattr(args, option, None) is not None and view != owner:
+            raise HeadlessError(f"--{option.replace('_', '-')} needs --analysis-view {owner}", 2)
+    if view is None:
+        return
+    if args.tab not in (None, "analysis"):
+        raise HeadlessError(f"--analysis-view shows the Analysis tab: drop --tab {args.tab}", 2)
+    if args.text is None:
+        raise HeadlessError("--analysis-view needs --text TEXT (the input to analyse)", 2)
+    if view == "compare" and args.compare is None:
+        raise HeadlessError("--analysis-view compare needs --compare MODEL (the second model)", 2)
+    if view == "beam-tree" and args.beam is not None and args.beam < 2:
+        raise HeadlessError(f"--analysis-view beam-tree needs --beam 2 or more (default {DEFAULT_TREE_BEAM})", 2)
+    args.tab = "analysis"
+
+
+def prepare_analysis_view(window: Any, args: argparse.Namespace) -> None:
+    """Show `args.analysis_view` on the Analysis tab and, for a job view, run its job and wait for the result."""
+    panel = window.analysis_panel
+    view = getattr(panel, VIEWS[args.analysis_view])
+    window.show_tab("analysis")
+    panel.tabs.setCurrentWidget(view)
+    if panel.translation is None:
+        raise HeadlessError(f"nothing to analyse: {panel.title.text()}")
+    prepare = _PREPARE.get(args.analysis_view)
+    if prepare is not None:
+        prepare(window, view, args)
+
+
+def _run_job(view: Any, start: Callable[[], int], done: SignalInstance, what: str, message: Callable[[], str]) -> None:
+    """Start a view's background job and process events until it ends (the view's request_id back to 0);
+    HeadlessError with the view's message unless `done` was emitted."""
+    results: list[tuple] = []
+    done.connect(lambda *a: results.append(a))
+    if not start():
+        raise HeadlessError(f"could not start {what}")
+    wait_until(lambda: view.request_id == 0, JOB_TIMEOUT_S, what)
+    if not results:
+        raise HeadlessError(message() or f"{what} failed")
+
+
+def _ablation(window: Any, view: Any, args: argparse.Namespace) -> None:
+    cfg = view.translator.config
+    heads = args.ablate or [(cfg.decoder_layers - 1, h) for h in range(cfg.n_heads)]  # default: the last layer
+    unknown = [f"{layer}:{head}" for layer, head in heads if (layer, head) not in view.boxes]
+    if unknown:
+        raise HeadlessError(f"--ablate {','.join(unknown)} is out of range: the model has {cfg.decoder_layers} "
+                            f"decoder layers x {cfg.n_heads} heads (0-based)", 2)
+    view.set_heads(heads)
+    _run_job(view, view.retranslate, view.retranslated, "the re-translation with heads off", view.status.text)
+
+
+def _forced(window: Any, view: Any, args: argparse.Namespace) -> None:
+    """Force the most probable token other than the chosen one at step --force-step (1-based)."""
+    translation = window.analysis_panel.translation
+    n = args.force_step or 1
+    steps = min(len(translation.target_ids), len(translation.best.alternatives))
+    if not 1 <= n <= steps:
+        raise HeadlessError(f"--force-step {n} is out of range: the translation has {steps} steps (1..{steps})", 2)
+    chosen = translation.target_ids[n - 1]
+    other = next((a for a in translation.best.alternatives[n - 1] if a.token_id != chosen), None)
+    if other is None:
+        raise HeadlessError(f"--force-step {n}: the step has no alternative to force")
+    cfg = getattr(window.translate_panel, "last_config", None)
+    _run_job(view, lambda: window.analysis_panel.force_alternative(translation, n - 1, other.token_id, cfg),
+             view.forcedDone, "the forced re-decoding", view.info.text)
+
+
+def _beam_tree(window: Any, view: Any, args: argparse.Namespace) -> None:
+    beam = args.beam or DEFAULT_TREE_BEAM
+    if not view.beam.minimum() <= beam <= view.beam.maximum():
+        raise HeadlessError(f"--beam {beam}: the beam tree draws beams of {view.beam.minimum()}.."
+                            f"{view.beam.maximum()}", 2)
+    view.beam.setValue(beam)
+    _run_job(view, view.decode, view.decoded, "the beam search", view.status.text)
+    best = _best_node(view.state, view.result.target_ids)
+    if best is not None:
+        view.select_node(best)
+    _fit_tree(view)
+
+
+def _best_node(state: Any, target_ids: list[int]) -> int | None:
+    """The finished tree node spelling the best hypothesis (else the best-scoring finished node)."""
+    finished = [n for n in state.tree if n.status == "finished"]
+    best = list(target_ids)
+    for node in finished:
+        tokens = list(state.node_tokens(node.id))
+        short, long = sorted((tokens, best), key=len)
+        if len(long) - len(short) <= 1 and long[: len(short)] == short:  # with or without </s>
+            return node.id
+    return max(finished, key=lambda n: n.score).id if finished else None
+
+
+def _fit_tree(view: Any, min_scale: float = 0.55) -> None:
+    """Show the whole tree when it fits at >= min_scale, else that scale around the selected node."""
+    graphics, rect = view.graphics, view.scene.sceneRect()
+    viewport = graphics.viewport().rect()
+    scale = min(1.0, viewport.width() / max(rect.width(), 1.0), viewport.height() / max(rect.height(), 1.0))
+    graphics.resetTransform()
+    graphics.scale(max(scale, min_scale), max(scale, min_scale))
+    if view.selected in view.items:
+        graphics.centerOn(view.items[view.selected])
+
+
+def _compare(window: Any, view: Any, args: argparse.Namespace) -> None:
+    _run_job(view, lambda: view.load_other(args.compare), view.otherLoaded, "model B to load", view.status.text)
+    _run_job(view, view.compare, view.compared, "the comparison", view.status.text)
+
+
+_PREPARE: dict[str, Callable[[Any, Any, argparse.Namespace], None]] = {
+    "ablation": _ablation, "forced": _forced, "beam-tree": _beam_tree, "compare": _compare}
