@@ -229,6 +229,35 @@ def test_compare_two_models(qtbot, panel, translation, tiny_translator, tiny_mod
     assert view.view_diff.matrix().size == 0 and "differ" in view.status.text()
 
 
+def test_compare_models_with_different_vocabularies(qtbot, panel, translation) -> None:
+    """Like en-de against en-fr: model B has its own tokenizers (vocabulary sizes), fewer layers and heads.
+    Both attentions are shown with their own tokens; no B - A map, and the view says why."""
+    from tiny_models import perturbed_model, synthetic_pairs, tiny_config
+
+    from nmt_desktop.core.tokenizer import TokenizerPair
+    from nmt_desktop.core.translator import Translator
+
+    pairs = synthetic_pairs(300, seed=7)
+    tokenizers = TokenizerPair.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=300, joint=False)
+    cfg = tiny_config(tokenizers, d_model=32, n_heads=2, decoder_layers=1, ffn_dim=64)
+    panel.set_translation(translation, CFG)
+    view = panel.compare
+    view.set_other(Translator(perturbed_model(cfg, seed=4), tokenizers, name="other vocabulary"))
+    assert (view.layer.maximum(), view.head.maximum()) == (0, 1)  # what both models have
+    view.head.setValue(1)
+    with qtbot.waitSignal(view.compared, timeout=TIMEOUT_MS) as blocker:
+        assert view.compare()
+    a, b = blocker.args
+    assert a.source_tokens != b.source_tokens or a.target_tokens != b.target_tokens
+    np.testing.assert_allclose(view.view_a.matrix(), a.attention[0, 1], rtol=1e-6)
+    np.testing.assert_allclose(view.view_b.matrix(), b.attention[0, 1], rtol=1e-6)
+    assert view.view_a.tokens() == (a.source_tokens, a.target_tokens)
+    assert view.view_b.tokens() == (b.source_tokens, b.target_tokens)
+    assert "A (" in view.texts.toPlainText() and "B (other vocabulary)" in view.texts.toPlainText()
+    assert view.view_diff.matrix().size == 0
+    assert "only computed where the token sequences match" in view.status.text()
+
+
 def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_dir) -> None:
     from nmt_desktop.gui.app import MainWindow
 
