@@ -25,7 +25,7 @@ from torch import Tensor
 
 from .cache import KVCache
 from .config import DecodeConfig
-from .transformer import HeadOverride, Transformer
+from .transformer import FastWeights, HeadOverride, Transformer
 
 
 @dataclass
@@ -105,7 +105,7 @@ def _attn(out_attention: Tensor | None) -> np.ndarray | None:
 
 
 def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source: int,
-             max_len: int) -> tuple[KVCache, Tensor, np.ndarray | None]:
+             max_len: int, fast: FastWeights | None = None) -> tuple[KVCache, Tensor, np.ndarray | None]:
     """Encode once, replicate each source `rows_per_source` times, and start the cache."""
     enc = model.encode(src, need_weights=cfg.self_attention)
     enc_attn = None if enc.self_attention is None else enc.self_attention.float().cpu().numpy()
@@ -114,7 +114,7 @@ def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source
         enc.memory = enc.memory.index_select(0, idx)
         if enc.src_mask is not None:
             enc.src_mask = enc.src_mask.index_select(0, idx)
-    cache = model.start_cache(enc, capacity=max_len + 1)
+    cache = model.start_cache(enc, capacity=max_len + 1, fast=fast)
     start = torch.full((enc.memory.shape[0], 1), model.config.decoder_start_id, dtype=torch.long, device=src.device)
     return cache, start, enc_attn
 
@@ -148,11 +148,13 @@ def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]
 
 def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
                      head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
-                     head_override: HeadOverride | None = None) -> Iterator[BatchStep]:
+                     head_override: HeadOverride | None = None,
+                     fast: FastWeights | None = None) -> Iterator[BatchStep]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
     `prefix`: target ids forced on every row before the search goes on (see the module doc).
+    `fast`: the model's `fast_weights()` snapshot to reuse (made per search when None).
     Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
     """
     eos = model.config.eos_id
@@ -165,7 +167,7 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
     else:
         generator.seed()
     with torch.inference_mode():
-        cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len)
+        cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len, fast)
     alive = list(range(src.shape[0]))  # batch rows still decoding, in cache order
     hm = head_mask
     for index in range(max_len):
@@ -323,20 +325,21 @@ class BeamState:
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
                 head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
-                head_override: HeadOverride | None = None) -> Iterator[BatchStep]:
+                head_override: HeadOverride | None = None, fast: FastWeights | None = None) -> Iterator[BatchStep]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
     so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s
     and `state.tree` every expansion. `prefix`: forced target ids (one live beam while forced).
+    `fast`: as in `greedy_or_sample`.
     """
     B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
     prefix = _check_prefix(model, prefix)
     max_lens = max_target_lengths(model, src, cfg, prefix)
     max_len = max(max_lens)
     with torch.inference_mode():
-        cache, prev, state.encoder_attention = _prepare(model, src, cfg, K, max_len)
+        cache, prev, state.encoder_attention = _prepare(model, src, cfg, K, max_len, fast)
         scores = torch.full((B, K), float("-inf"), device=src.device)
         scores[:, 0] = 0.0  # only one live beam at the start, so no duplicates
     hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask

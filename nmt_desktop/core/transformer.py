@@ -19,6 +19,9 @@ from .config import ModelConfig
 from .layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
 
 
+FastWeights = tuple  # (output_t (D, V) or None, {nn.Linear: weight (in, out)}), see Transformer.fast_weights
+
+
 @dataclass
 class EncoderOutput:
     memory: Tensor  # (B, S, D)
@@ -152,25 +155,35 @@ class Transformer(nn.Module):
         self_attention = torch.stack(weights, dim=1) if need_weights else None  # (B, L, H, S, S)
         return EncoderOutput(x, mask, self_attention)
 
-    def start_cache(self, enc: EncoderOutput, capacity: int = 64) -> KVCache:
+    def start_cache(self, enc: EncoderOutput, capacity: int = 64, fast: "FastWeights | None" = None) -> KVCache:
         """A cache holding each decoder layer's cross-attention K/V of this source.
 
         Outside autograd it also holds transposed copies of the output matrix and of the decoder's
-        linear weights (single-row products are ~1.2-2x faster on CPU in that layout), made once
-        per search so they can never go stale when weights change between searches.
+        linear weights (single-row products are ~1.2-2x faster on CPU in that layout): `fast` when
+        given (a `Translator`'s snapshot, see `fast_weights`), else made now, so that they can never
+        go stale when weights change between searches.
         """
         cross_kv = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
         cache = KVCache.create(cross_kv, enc.src_mask, capacity)
         if not torch.is_grad_enabled():
+            cache.output_t, cache.linear_t = fast if fast is not None else self.fast_weights()
+        return cache
+
+    def fast_weights(self) -> "FastWeights":
+        """Transposed copies for decoding steps: the (D, V) output matrix (None for an int8 model, which
+        has its own kernel) and {decoder nn.Linear: its weight as (in, out)}. A snapshot: it does not
+        follow later changes of the weights."""
+        with torch.no_grad():
+            output_t = None
             if self.int8_output is None:
                 weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
-                cache.output_t = weight.detach().t().contiguous()  # (D, V)
-            cache.linear_t = {lin: lin.weight.detach().t().contiguous()  # (in, out) per decoder linear
-                              for layer in self.decoder_layers
-                              for lin in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.cross_attn.q_proj,
-                                          layer.cross_attn.out_proj, layer.ffn.fc1, layer.ffn.fc2)
-                              if type(lin) is nn.Linear}  # int8 layers (core/int8.py) keep their own kernel
-        return cache
+                output_t = weight.detach().t().contiguous()  # (D, V)
+            linear_t = {lin: lin.weight.detach().t().contiguous()  # (in, out) per decoder linear
+                        for layer in self.decoder_layers
+                        for lin in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.cross_attn.q_proj,
+                                    layer.cross_attn.out_proj, layer.ffn.fc1, layer.ffn.fc2)
+                        if type(lin) is nn.Linear}  # int8 layers (core/int8.py) keep their own kernel
+        return output_t, linear_t
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,

@@ -337,3 +337,18 @@ def test_trained_model_cross_attention_is_near_diagonal(tiny_translator, held_ou
             rows += 1
     assert rows >= 500
     assert hits / rows >= 0.8, f"only {hits}/{rows} target words attend most to their aligned source word"
+
+
+def test_translator_reuses_one_snapshot_of_the_transposed_weights(tiny_trained, monkeypatch):
+    """The transposed copies are made once per Translator, not once per search, and decode the same."""
+    model, tok = tiny_trained
+    tr = Translator(model, tok)
+    calls = []
+    real = model.fast_weights
+    monkeypatch.setattr(model, "fast_weights", lambda: calls.append(1) or real())
+    first = [t.target_ids for t in tr.translate_batch(["red cat runs", "big dog sleeps"], DecodeConfig(beam_size=2))]
+    again = [t.target_ids for t in tr.translate_batch(["red cat runs", "big dog sleeps"], DecodeConfig(beam_size=2))]
+    streamed = [s.token_id for s in tr.stream("red cat runs")]
+    assert len(calls) == 1
+    assert first == again
+    assert streamed == tr.translate("red cat runs").target_ids
