@@ -181,12 +181,19 @@ class WorkerThread:
         self.thread.start()
 
     def stop(self, timeout_ms: int = 30000) -> bool:
+        """Quit and join the thread. Work still running after `timeout_ms` cannot be cancelled (a model
+        load, an analysis job): it is waited for, with a warning, because a QThread destroyed while
+        running aborts the whole process at exit (SIGABRT)."""
         if not self.thread.isRunning():
             return True
         if isinstance(self.worker, TranslateWorker):
             self.worker.cancel_all_before(2**62)
         self.thread.quit()
-        return bool(self.thread.wait(timeout_ms))
+        if not self.thread.wait(timeout_ms):
+            log.warning("thread %s still busy after %d ms: waiting for it to finish", self.thread.objectName(),
+                        timeout_ms)
+            self.thread.wait()
+        return True
 
 
 def _one_line(exc: BaseException) -> str:
