@@ -68,9 +68,12 @@ def length_normalise(logprob: float, length: int, alpha: float) -> float:
     return logprob / (((5.0 + length) / 6.0) ** alpha) if alpha else logprob
 
 
-def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int) -> Tensor:
-    """(R, V) logits -> float32 log-probabilities with </s> suppressed before min_length."""
+def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> Tensor:
+    """(R, V) logits -> float32 log-probabilities; <pad> is never generated (as in transformers'
+    Marian generation), </s> is suppressed before min_length."""
     logprobs = torch.log_softmax(logits.float(), dim=-1)
+    if pad_id != eos_id:
+        logprobs[:, pad_id] = float("-inf")
     if index < cfg.min_length:
         logprobs[:, eos_id] = float("-inf")
     return logprobs
@@ -174,7 +177,7 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
                                head_mask=hm, head_override=head_override)
-            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (R, V)
+            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (R, V)
             if index < len(prefix):
                 tokens = torch.full((logprobs.shape[0],), prefix[index], dtype=torch.long, device=src.device)
             elif cfg.sample:
@@ -349,7 +352,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
                                head_mask=hm, head_override=head_override)
-            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos)  # (B*K, V)
+            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (B*K, V)
             V = logprobs.shape[-1]
             cand = (scores.view(-1, 1) + logprobs).view(B, K * V)  # (B, K*V)
             top_scores, top_idx = torch.topk(cand, min(2 * K, K * V), dim=-1)  # (B, 2K)

@@ -20,6 +20,7 @@ from nmt_desktop.core.transformer import build_model
 
 ATOL = 1e-5
 EOS = 2
+PAD = 0
 
 
 def random_model(seed: int = 0, eos_bias: float = 0.0, **overrides):
@@ -74,12 +75,15 @@ def beam(model, sources, cfg, head_mask=None):
 
 def teacher_force(model, source, token_ids):
     """Per-token log-probs (T, V), cross-attention (L, H, T, S) and self-attention (L, H, T, T) of a
-    target forced through the model after decoder_start, for one unpadded source."""
+    target forced through the model after decoder_start, for one unpadded source. <pad> gets
+    -inf, as in the search (it is never generated)."""
     tgt = torch.tensor([[model.config.decoder_start_id] + list(token_ids)])[:, : len(token_ids)]
     with torch.no_grad():
         enc = model.encode(torch.tensor([source]))
         out = model.decode(tgt, enc, need_cross=True, need_self=True)
-    return (torch.log_softmax(out.logits[0].float(), -1), out.cross_attention[0].numpy(),
+    logprobs = torch.log_softmax(out.logits[0].float(), -1)
+    logprobs[:, model.config.pad_id] = float("-inf")
+    return (logprobs, out.cross_attention[0].numpy(),
             out.self_attention[0].numpy())
 
 
@@ -285,6 +289,19 @@ def test_min_length_suppresses_eos(mode):
         assert h.finished and h.token_ids[-1] == EOS
         assert len(h.token_ids) - 1 >= 4
         assert EOS not in h.token_ids[:-1]
+
+
+@pytest.mark.parametrize("mode", ["greedy", "beam", "sample"])
+def test_pad_is_never_generated(mode):
+    """Even when <pad> has by far the highest logit (as transformers does for Marian)."""
+    model = random_model(seed=4)
+    with torch.no_grad():
+        model.logits_bias[model.config.pad_id] += 1e3
+    sources = random_sources(4, seed=4)
+    cfgs = {"greedy": dict(), "beam": dict(beam_size=3, nbest=3), "sample": dict(sample=True, seed=1)}
+    out = (beam if mode == "beam" else greedy)(model, sources, DecodeConfig(max_len_a=0, max_len_b=6, **cfgs[mode]))[0]
+    hyps = [h for hs in out.results for h in hs] if mode == "beam" else out
+    assert hyps and all(PAD not in h.token_ids and len(h.token_ids) > 0 for h in hyps)
 
 
 @pytest.mark.parametrize("mode", ["greedy", "beam"])
