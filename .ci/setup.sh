@@ -85,7 +85,7 @@ else
     "$PY" -m pip install -q "torch==$TORCH_VERSION"
 fi
 
-# --- 4. The project itself, editable, with test extras -----------------------------------------
+# --- 4. The project itself, editable, with test and packaging extras -----------------------------------------
 # Skipped when pyproject.toml (and the repo location) are unchanged since the last install and
 # the package still imports from this checkout.
 STAMP="$VENV/.nmt-desktop-install-stamp"
@@ -95,15 +95,15 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] \
     && "$PY" - "$ROOT" >/dev/null 2>&1 <<'PYEOF'
 import pathlib, sys
 import nmt_desktop, PySide6, pyqtgraph, tokenizers, safetensors, sacrebleu, platformdirs, tqdm, numpy
-import pytest, pytestqt, hypothesis, pytest_timeout
+import pytest, pytestqt, hypothesis, pytest_timeout, PyInstaller
 root = pathlib.Path(sys.argv[1]).resolve()
 assert pathlib.Path(nmt_desktop.__file__).resolve().is_relative_to(root)
 PYEOF
 then
-    log "pip: nmt-desktop[test] already installed (editable)"
+    log "pip: nmt-desktop[test,package] already installed (editable)"
 else
-    log "pip: installing -e .[test]"
-    "$PY" -m pip install -q -e ".[test]"
+    log "pip: installing -e .[test,package]"
+    "$PY" -m pip install -q -e ".[test,package]"
     printf '%s\n' "$want_stamp" >"$STAMP"
 fi
 
