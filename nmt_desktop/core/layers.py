@@ -56,17 +56,20 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights
     `is_causal` (only with mask None and T == S) lets the fused kernel apply the causal mask.
     Returns the context (B, H, T, dh) and, if `need_weights`, the weights (B, H, T, S) in float32.
     """
-    if not need_weights:
+    if not need_weights and q.shape[2] > 1:
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
         return out, None
+    # A single query (a decoding step) is cheaper in plain ops than through the fused kernel.
     if is_causal:
         mask = causal_mask(q.shape[2], k.shape[2], q.device)
-    scores = (q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)  # (B, H, T, S)
+    scores = torch.matmul(q, k.transpose(-1, -2)).mul_(q.shape[-1] ** -0.5)  # (B, H, T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1, dtype=torch.float32)  # (B, H, T, S)
     probs = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
-    return probs.to(v.dtype) @ v, weights  # (B, H, T, dh), (B, H, T, S)
+    if probs.dtype != v.dtype:
+        probs = probs.to(v.dtype)
+    return probs @ v, (weights if need_weights else None)  # (B, H, T, dh), (B, H, T, S)
 
 
 def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None) -> Tensor:
@@ -75,8 +78,8 @@ def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None) -> Tensor:
     which is faster than the (out, in) layout for single-row products on CPU."""
     wt = None if fast is None else fast.get(layer)
     B, T, _ = x.shape
-    if wt is None or B * T > 64:
-        return layer(x)
+    if wt is None or B * T > 64 or (B * T == 1 and wt.shape[0] > wt.shape[1]):
+        return layer(x)  # a single row times a wide-input (out < in) matrix is faster in the (out, in) layout
     x2 = x.reshape(B * T, -1)  # (B*T, in)
     out = x2 @ wt if layer.bias is None else torch.addmm(layer.bias, x2, wt)  # (B*T, out)
     return out.view(B, T, -1)
@@ -181,5 +184,5 @@ class Residual(nn.Module):
 
     def after(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
         """Add the sublayer output back to the stream."""
-        y = x + F.dropout(sublayer_out, self.dropout, self.training)
+        y = x + (F.dropout(sublayer_out, self.dropout, True) if self.training and self.dropout > 0 else sublayer_out)
         return y if self.pre_norm else self.norm(y)

@@ -135,7 +135,7 @@ class Transformer(nn.Module):
         if end > self.config.max_positions:
             raise ValueError(f"sequence of {end} tokens exceeds the model's max_positions ({self.config.max_positions})")
         x = table(ids) * self.embed_scale + self.positions[offset:end]
-        return F.dropout(x, self.config.dropout, self.training)
+        return F.dropout(x, self.config.dropout, True) if self.training and self.config.dropout > 0 else x
 
     def source_mask(self, src: Tensor) -> Tensor | None:
         """(B, 1, 1, S) bool key-padding mask, or None when no position is padding."""
