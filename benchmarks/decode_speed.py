@@ -104,12 +104,14 @@ def make_inputs(model: Transformer, src_len: int, tgt_len: int, seed: int = 0) -
     return src, forced
 
 
-def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, capture: bool) -> int:
-    """One sentence: encode, start the cache, decode len(forced) steps feeding the forced tokens."""
+def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, capture: bool, fast=None) -> int:
+    """One sentence: encode, start the cache, decode len(forced) steps feeding the forced tokens.
+
+    fast: the transposed-weight snapshot a Translator keeps (`model.fast_weights()`); None makes it per sentence."""
     tgt_len = forced.shape[0]
     with torch.inference_mode():
         enc = model.encode(src)
-        cache = model.start_cache(enc, capacity=tgt_len + 1)
+        cache = model.start_cache(enc, capacity=tgt_len + 1, fast=fast)
         prev = torch.full((1, 1), model.config.decoder_start_id, dtype=torch.long)
         for i in range(tgt_len):
             out = model.decode(prev, cache=cache, need_cross=capture)
@@ -124,12 +126,12 @@ def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, cap
     return tgt_len
 
 
-def search_greedy(model: Transformer, src: torch.Tensor, tgt_len: int, capture: bool) -> int:
-    """One sentence through search.greedy_or_sample; returns the number of steps it ran."""
+def search_greedy(model: Transformer, src: torch.Tensor, tgt_len: int, capture: bool, fast=None) -> int:
+    """One sentence through search.greedy_or_sample (with a Translator's snapshot `fast`); returns the steps run."""
     cfg = DecodeConfig(min_length=tgt_len, max_len_a=0, max_len_b=tgt_len, attention=capture,
                        alternatives=ALTERNATIVES, seed=0)
     steps = 0
-    for _ in greedy_or_sample(model, src, cfg):
+    for _ in greedy_or_sample(model, src, cfg, fast=fast):
         steps += 1
     return steps
 
@@ -174,10 +176,12 @@ def _run_configs(args: argparse.Namespace, rows: list[dict]) -> None:
     for name in [c.strip() for c in args.configs.split(",") if c.strip()]:
         model = make_model(name)
         src, forced = make_inputs(model, args.src_len, args.tgt_len)
+        fast = model.fast_weights()  # made once, as a Translator does
         cases: list[tuple[str, bool, Callable[[], int]]] = []
         for capture in (True, False):
-            cases.append(("forced loop", capture, lambda c=capture: forced_loop(model, src, forced, c)))
-            cases.append(("search.py greedy", capture, lambda c=capture: search_greedy(model, src, args.tgt_len, c)))
+            cases.append(("forced loop", capture, lambda c=capture: forced_loop(model, src, forced, c, fast)))
+            cases.append(("search.py greedy", capture,
+                          lambda c=capture: search_greedy(model, src, args.tgt_len, c, fast)))
         for _, _, fn in cases:
             for _ in range(args.warmup):
                 fn()
