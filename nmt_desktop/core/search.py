@@ -356,9 +356,10 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             V = logprobs.shape[-1]
             cand = (scores.view(-1, 1) + logprobs).view(B, K * V)  # (B, K*V)
             top_scores, top_idx = torch.topk(cand, min(2 * K, K * V), dim=-1)  # (B, 2K)
+            top_lps = logprobs.view(B, K * V).gather(1, top_idx)  # (B, 2K) each candidate token's log-prob
             alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
             cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
-        top_scores_l, top_idx_l = top_scores.tolist(), top_idx.tolist()
+        top_scores_l, top_idx_l, top_lps_l = top_scores.tolist(), top_idx.tolist(), top_lps.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []
         row_nodes: list[int | None] = []
         state.row_nodes.append(row_nodes)  # filled below; _add reads only the previous step's list
@@ -379,7 +380,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
                         break
                     used = rank + 1
                     parent, token = b * K + flat // V, flat % V
-                    token_lp = float(logprobs[parent, token])
+                    token_lp = top_lps_l[b][rank]  # one gather above, not a tensor index per candidate
                     if token == eos:
                         status = "pruned"
                         if rank < K:
