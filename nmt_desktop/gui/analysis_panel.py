@@ -114,7 +114,8 @@ class HeadStatsView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
         self.grid_order: list[tuple[int, int]] = []
-        self.grid_images: list[pg.ImageItem] = []
+        self._grid_images: list[pg.ImageItem] = []
+        self._grid_dirty = False  # the grid is rebuilt when shown: ~100 ms of pyqtgraph set-up per fill
         self.hint = QLabel("Translate something on the Translate tab to see its heads here.")
         self.hint.setObjectName("hint")
 
@@ -166,12 +167,34 @@ class HeadStatsView(QWidget):
     def set_grid_statistic(self, field_name: str) -> None:
         self.sort_combo.setCurrentIndex(STAT_FIELDS.index(field_name))
 
+    @property
+    def grid_images(self) -> list[pg.ImageItem]:
+        """The grid's images in `grid_order` (built now if the grid is waiting to be shown)."""
+        if self._grid_dirty:
+            self._build_grid()
+        return self._grid_images
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        if self._grid_dirty:
+            self._build_grid()
+
     def _fill_grid(self) -> None:
-        self.graphics.clear()
-        self.grid_images = []
+        """Order the grid; build its cells now if visible, else when first shown (a translation
+        finished on the Translate tab must not stall the event loop for an unseen grid)."""
         field_name = STAT_FIELDS[max(0, self.sort_combo.currentIndex())]
         ordered = sorted(self.rows, key=lambda s: -getattr(s, field_name))  # stable: ties in (layer, head) order
         self.grid_order = [(s.layer, s.head) for s in ordered]
+        self._grid_dirty = True
+        if self.isVisible():
+            self._build_grid()
+
+    def _build_grid(self) -> None:
+        self._grid_dirty = False
+        self.graphics.clear()
+        self._grid_images = []
+        field_name = STAT_FIELDS[max(0, self.sort_combo.currentIndex())]
+        ordered = sorted(self.rows, key=lambda s: -getattr(s, field_name))
         if self.attention is None or not ordered:
             return
         columns = max(1, min(self.attention.shape[1], 6))
@@ -186,7 +209,7 @@ class HeadStatsView(QWidget):
             image = pg.ImageItem(matrix, axisOrder="row-major", levels=(0.0, top_level(matrix)))
             image.setColorMap(colormap())
             box.addItem(image)
-            self.grid_images.append(image)
+            self._grid_images.append(image)
 
 
 # --- head ablation ----------------------------------------------------------------------------------
