@@ -78,14 +78,21 @@ def resolve_model(arg: str | None) -> Path:
 
 # --- shared helpers ------------------------------------------------------------------------------
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer >= `minimum`, else "expected a `what` integer, got ..."."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}")
+        return value
+    return parse
+
+
+_positive_int = _int_at_least(1, "positive")
+_non_negative_int = _int_at_least(0, "non-negative")
 
 
 def _one_line(text: str) -> str:
@@ -556,16 +563,6 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 # --- gui ------------------------------------------------------------------------------------------
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
 
 # the Analysis tab's views, in tab order (gui/screenshot.py maps each to its widget)
 ANALYSIS_VIEWS = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare")
