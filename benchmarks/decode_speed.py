@@ -59,20 +59,30 @@ def _cpu_busy_seconds() -> float | None:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (e.g. a benchmark's child app)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 class LoadMeter:
-    """CPUs kept busy by *other* processes while the benchmark ran (machine busy minus our own)."""
+    """CPUs kept busy by *other* processes (machine busy minus this process and its children)."""
 
     def __enter__(self) -> "LoadMeter":
-        self.busy0, self.own0, self.wall0 = _cpu_busy_seconds(), time.process_time(), time.perf_counter()
+        self.busy0, self.own0, self.wall0 = _cpu_busy_seconds(), self._own(), time.perf_counter()
         self.other_cpus: float | None = None
         return self
+
+    @staticmethod
+    def _own() -> float:
+        return time.process_time() + _children_cpu()
 
     def __exit__(self, *exc: object) -> None:
         busy1 = _cpu_busy_seconds()
         if self.busy0 is None or busy1 is None:
             return
         wall = time.perf_counter() - self.wall0
-        own = time.process_time() - self.own0
+        own = self._own() - self.own0
         self.other_cpus = max(0.0, (busy1 - self.busy0 - own) / wall) if wall > 0 else None
 
 

@@ -74,38 +74,14 @@ GOALS = {"first_token_ms": 150.0, "shown_s": 3.0, "stall_ms": 50.0}
 RUN_TIMEOUT_S = 300
 
 
-# --- machine load (as in decode_speed.py) -------------------------------------------------------------
+# --- machine load ------------------------------------------------------------------------------------
 
-def _cpu_busy_seconds() -> float | None:
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = [int(v) for v in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+def _load_meter() -> Any:
+    """decode_speed.LoadMeter, imported only when measuring (it imports torch; the start-up child must not)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from decode_speed import LoadMeter
 
-
-def _children_cpu() -> float:
-    t = os.times()
-    return t.children_user + t.children_system
-
-
-class LoadMeter:
-    """CPUs kept busy by *other* processes meanwhile (machine busy minus this process and its children)."""
-
-    def __enter__(self) -> "LoadMeter":
-        self.busy0, self.own0, self.wall0 = _cpu_busy_seconds(), time.process_time() + _children_cpu(), time.perf_counter()
-        self.other_cpus: float | None = None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        busy1 = _cpu_busy_seconds()
-        if self.busy0 is None or busy1 is None:
-            return
-        wall = time.perf_counter() - self.wall0
-        own = time.process_time() + _children_cpu() - self.own0
-        self.other_cpus = max(0.0, (busy1 - self.busy0 - own) / wall) if wall > 0 else None
+    return LoadMeter()
 
 
 def machine_info() -> dict:
@@ -247,7 +223,7 @@ def measure_startup(model: Path, runs: int, tmp: Path, how: str) -> list[dict]:
     for i in range(runs):
         env = _app_env(tmp / f"startup{i}")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child-startup", str(model), "--startup", how]
-        with LoadMeter() as load:
+        with _load_meter() as load:
             t0 = time.time()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=REPO)
             t_exit = time.time()
@@ -477,7 +453,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
 
         torch.set_num_threads(args.threads)
 
-    with LoadMeter() as load:
+    with _load_meter() as load:
         startup = measure_startup(model, 1 + args.repeats, tmp, args.startup)
         bench = Bench(model, args.text, tokens)
         try:
