@@ -5,6 +5,8 @@
 
 Writes the weights in half precision (sharded under --max-file-mb), the tokenizers, card.json with
 the architecture, data attribution and training facts, and a README.md rendered from the card.
+Given several models (snapshots of one run, e.g. runs/en-de/checkpoints/step-*), it exports their
+average (see core/averaging.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p = sub.add_parser("export", parents=[common], help="write a model folder for shipping (fp16, card, README)",
                        description="Copy a model (e.g. a training run's best checkpoint) into a new model "
                                    "folder with half-precision weights, sharded files, card.json and README.md.")
-    p.add_argument("model", metavar="MODEL", help="model folder, .zip or installed model name")
+    p.add_argument("model", metavar="MODEL", nargs="+",
+                   help="model folder, .zip or installed model name; several snapshots of one training run "
+                        "are averaged weight by weight")
     p.add_argument("--out", required=True, metavar="DIR", help="the model folder to write (replaced if it exists)")
     p.add_argument("--dtype", default="float16", choices=DTYPES, help="stored weight type (default float16)")
     p.add_argument("--max-file-mb", type=float, default=16.0, metavar="MB",
@@ -36,17 +40,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     import torch
 
     from nmt_desktop.cli import UsageError, resolve_model
+    from nmt_desktop.core.averaging import AveragingError, average_models
     from nmt_desktop.core.model_card import export_card, write_card
     from nmt_desktop.core.model_dir import human_size, load_model, model_size_bytes, save_model
     from nmt_desktop.core.transformer import count_parameters
 
     if args.max_file_mb <= 0:
         raise UsageError(f"--max-file-mb must be > 0, got {args.max_file_mb}")
-    source = resolve_model(args.model)
+    sources = [resolve_model(m) for m in args.model]
     out = Path(args.out)
-    if out.resolve() == Path(source).resolve():
-        raise UsageError(f"--out {out} is the model being exported; choose another folder")
-    loaded = load_model(source)
+    if any(out.resolve() == Path(s).resolve() for s in sources):
+        raise UsageError(f"--out {out} is a model being exported; choose another folder")
+    if len(sources) == 1:
+        loaded = load_model(sources[0])
+    else:
+        try:
+            loaded = average_models(sources)
+        except AveragingError as exc:
+            raise UsageError(str(exc)) from None
     name = args.name or out.name
     card = export_card(loaded.card, loaded.config, count_parameters(loaded.model), args.dtype, name,
                        args.attribution, args.license)
@@ -63,5 +74,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     tmp.rename(out)
     largest = max(p.stat().st_size for p in out.iterdir())
     print(f"{out}: {human_size(model_size_bytes(out))} in {sum(1 for _ in out.iterdir())} files "
-          f"(largest {human_size(largest)}), {card['parameters']:,} parameters as {args.dtype}")
+          f"(largest {human_size(largest)}), {card['parameters']:,} parameters as {args.dtype}"
+          + (f", the average of {len(sources)} models" if len(sources) > 1 else ""))
     return 0

@@ -31,7 +31,7 @@ _GROUPS = [
     ("optimisation", ["lr", "schedule", "warmup_steps", "min_lr", "label_smoothing", "weight_decay", "adam_beta1",
                       "adam_beta2", "adam_eps", "clip_norm", "batch_tokens", "accum_steps"]),
     ("limits (the first reached ends the run)", ["max_steps", "epochs", "max_time"]),
-    ("evaluation", ["eval_every", "eval_sentences", "eval_beam", "patience", "samples", "probe", "log_every"]),
+    ("evaluation", ["eval_every", "eval_sentences", "eval_beam", "patience", "keep_checkpoints", "samples", "probe", "log_every"]),
     ("machine and output", ["device", "threads", "seed", "progress"]),
 ]
 

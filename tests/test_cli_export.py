@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -16,8 +17,8 @@ from tiny_models import synthetic_pairs, write_tsv
 ATTRIBUTION = "Tatoeba Project (tatoeba.org) via manythings.org/anki"
 
 
-def _export(source: Path, out: Path, *extra: str):
-    return run_cli("export", str(source), "--out", str(out), "--attribution", ATTRIBUTION,
+def _export(source: Path, out: Path, *extra: str, extra_models: list[Path] = ()):
+    return run_cli("export", str(source), *map(str, extra_models), "--out", str(out), "--attribution", ATTRIBUTION,
                    "--license", "CC-BY 2.0 FR", "--retrain", "bash resources/training/retrain.sh xx", *extra)
 
 
@@ -72,7 +73,7 @@ def test_eval_write_card_records_scores(tiny_model_dir: Path, tmp_path: Path) ->
 
 
 def test_export_errors_are_one_line(tiny_model_dir: Path, tmp_path: Path) -> None:
-    assert "is the model being exported" in assert_one_error_line(_export(tiny_model_dir, tiny_model_dir), 2)
+    assert "is a model being exported" in assert_one_error_line(_export(tiny_model_dir, tiny_model_dir), 2)
     assert "--max-file-mb" in assert_one_error_line(_export(tiny_model_dir, tmp_path / "x", "--max-file-mb", "0"), 2)
     assert "missing" in assert_one_error_line(_export(tmp_path / "missing", tmp_path / "y"), 1)
     zipped = tmp_path / "m.zip"
@@ -80,3 +81,33 @@ def test_export_errors_are_one_line(tiny_model_dir: Path, tmp_path: Path) -> Non
     test = write_tsv(tmp_path / "dev.tsv", synthetic_pairs(3, seed=1))
     line = assert_one_error_line(run_cli("eval", "-m", str(zipped), "--test", str(test), "--write-card"), 1)
     assert "m.zip" in line
+
+
+def test_export_averages_several_snapshots(tiny_model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from nmt_desktop.core.model_dir import save_model
+
+    a, b = tmp_path / "step-0000100", tmp_path / "step-0000200"
+    shutil.copytree(tiny_model_dir, a)
+    loaded = load_model(tiny_model_dir)
+    with torch.no_grad():
+        for p in loaded.model.parameters():
+            p.mul_(3.0)  # b = 3 a, so the average is 2 a
+    save_model(b, loaded.model, loaded.tokenizers, loaded.card)
+    out = tmp_path / "averaged"
+    proc = _export(a, out, "--dtype", "float32", extra_models=[b])
+    assert proc.returncode == 0, proc.stderr
+    assert "the average of 2 models" in proc.stdout
+    shipped, original = load_model(out), load_model(tiny_model_dir)
+    for name, value in original.model.state_dict().items():
+        torch.testing.assert_close(shipped.model.state_dict()[name], 2 * value)
+    assert shipped.card["averaged_from"] == ["step-0000100", "step-0000200"]
+    assert "average of 2 checkpoints" in (out / "README.md").read_text(encoding="utf-8")
+
+    other = tmp_path / "other"
+    loaded.model.config = dataclasses.replace(loaded.config, tgt_lang="xx")
+    save_model(other, loaded.model, loaded.tokenizers, loaded.card)
+    line = assert_one_error_line(_export(a, tmp_path / "bad", extra_models=[other]), 2)
+    assert "other: its architecture differs" in line
+    assert not (tmp_path / "bad").exists()

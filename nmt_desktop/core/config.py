@@ -262,6 +262,7 @@ class TrainConfig:
     eval_sentences: int = 500  # dev sentences decoded for BLEU/chrF at each evaluation (0 = all)
     eval_beam: int = 1
     patience: int = 0  # stop after this many evaluations without a better dev BLEU (0 = never)
+    keep_checkpoints: int = 0  # also keep the newest N evaluated models in OUT/checkpoints/ (for averaging)
     samples: int = 3  # sample translations reported per evaluation
     probe: str = ""  # a sentence whose cross-attention is reported at each evaluation
     log_every: int = 50  # optimizer steps between progress events
@@ -297,6 +298,8 @@ class TrainConfig:
             raise ConfigError(f"field 'label_smoothing' must be in [0, 1), got {self.label_smoothing}")
         if not 0.0 <= self.dev_fraction < 1.0:
             raise ConfigError(f"field 'dev_fraction' must be in [0, 1), got {self.dev_fraction}")
+        if self.keep_checkpoints < 0:
+            raise ConfigError(f"field 'keep_checkpoints' must be >= 0, got {self.keep_checkpoints!r}")
         for name in ("max_steps", "epochs", "max_time"):
             value = getattr(self, name)
             if value is not None and value <= 0:

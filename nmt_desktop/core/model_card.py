@@ -109,6 +109,10 @@ def render_readme(card: dict[str, Any]) -> str:
                   f"{_fmt_seconds(training.get('wall_time_s', 0))} on {training.get('hardware', '?')} "
                   f"(torch {training.get('torch', '?')})."]
         lines.append("")
+    averaged = card.get("averaged_from")
+    if isinstance(averaged, list) and averaged:
+        lines += [f"The weights are the average of {len(averaged)} checkpoints of the training run: "
+                  f"{', '.join(map(str, averaged))}.", ""]
     if card.get("retrain"):
         lines += [f"Retrain: `{card['retrain']}`", ""]
     evals = {k: v for k, v in _dict(card.get("eval")).items() if isinstance(v, dict)}

@@ -7,7 +7,8 @@ saves a checkpoint and returns.
 
 Run folder layout: `train_config.toml` (effective config), `last/` (model folder +
 `trainer_state/`, the resume point), `best/` (model folder with the best dev BLEU),
-`events.jsonl` (every progress event).
+`events.jsonl` (every progress event), and with `keep_checkpoints = N` the newest N evaluated
+models in `checkpoints/step-NNNNNNN/` (for `nmt-desktop export --average`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import os
 import platform
 import random
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,8 @@ from .model_dir import load_model
 from .tokenizer import TokenizerPair
 from .transformer import Transformer, build_model, count_parameters
 from .translator import Translator
+
+CHECKPOINTS_DIR = "checkpoints"  # the kept snapshots (keep_checkpoints), one model folder per evaluation
 
 Event = dict[str, Any]
 
@@ -438,6 +442,8 @@ class Trainer:
             card = self._card(metrics)
             if improved or (not self.dev_pairs and final):
                 write_model_atomically(self.out / "best", self.model, self.tokenizers, card)
+            if cfg.keep_checkpoints and metrics:
+                self._keep_snapshot(card)
             save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st))
             self.emit("checkpoint", last=str(self.out / "last"),
                       best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step)
@@ -446,6 +452,14 @@ class Trainer:
             dist.broadcast(flag, 0)
             early = bool(flag.item() > 0)
         return early
+
+    def _keep_snapshot(self, card: dict[str, Any]) -> None:
+        """Save this evaluated model as checkpoints/step-NNNNNNN and drop all but the newest N."""
+        folder = self.out / CHECKPOINTS_DIR
+        write_model_atomically(folder / f"step-{self.state.step:07d}", self.model, self.tokenizers, card)
+        snapshots = sorted(p for p in folder.glob("step-*") if p.is_dir() and p.name[5:].isdigit())
+        for old in snapshots[: -self.cfg.keep_checkpoints]:
+            shutil.rmtree(old, ignore_errors=True)
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, Any]:

@@ -177,3 +177,28 @@ def test_torchrun_two_gloo_processes(corpus, tmp_path):
     state = json.loads((run / "last" / "trainer_state" / "state.json").read_text())
     assert state["step"] == 6
     assert Translator(loaded.model, loaded.tokenizers).translate("red cat").text is not None
+
+
+def test_keep_checkpoints_keeps_the_newest_and_they_average(corpus, tmp_path):
+    from nmt_desktop.core.averaging import AveragingError, average_models
+
+    run = tmp_path / "run"
+    Trainer(tiny_cfg(corpus, run, max_steps=50, eval_every=10, keep_checkpoints=3), lambda e: None).run()
+    kept = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert kept == ["step-0000030", "step-0000040", "step-0000050"]  # steps 10 and 20 were pruned
+    paths = [run / "checkpoints" / name for name in kept]
+    models = [load_model(p) for p in paths]
+    assert [m.card["training"]["steps"] for m in models] == [30, 40, 50]
+    averaged = average_models(paths)
+    for name, value in averaged.model.state_dict().items():
+        expected = sum(m.model.state_dict()[name].double() for m in models) / 3
+        torch.testing.assert_close(value.double(), expected, rtol=1e-6, atol=1e-7)
+    assert not torch.equal(averaged.model.state_dict()["encoder_layers.0.ffn.fc1.weight"],
+                           models[-1].model.state_dict()["encoder_layers.0.ffn.fc1.weight"])
+    assert averaged.card["averaged_from"] == kept and averaged.card["training"]["steps"] == 50
+    assert "dev" not in averaged.card  # the newest snapshot's own dev score does not describe the average
+
+    other = tmp_path / "other"  # another run: a different BPE vocabulary, so not averageable
+    Trainer(tiny_cfg(corpus, other, max_steps=10, eval_every=10, vocab_size=380), lambda e: None).run()
+    with pytest.raises(AveragingError, match="other/best: its (architecture|vocabulary) differs"):
+        average_models([paths[0], other / "best"])
