@@ -581,6 +581,7 @@ def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="model folder or .zip, or an installed model's name (default: last used or bundled en-de)")
     p.add_argument("--text", metavar="TEXT", help="text to translate on start")
     p.add_argument("--beam", type=_positive_int, default=None, metavar="N", help="beam size (1 = greedy)")
+    p.add_argument("--int8", action="store_true", help="decode with int8 linear layers (the Decoding box's switch)")
     p.add_argument("--view", choices=("grid", "focus"), default=None, help="attention view: all heads or one")
     p.add_argument("--layer", type=_non_negative_int, default=None, metavar="L", help="focused decoder layer (0-based)")
     p.add_argument("--head", type=_non_negative_int, default=None, metavar="H", help="focused head (0-based)")

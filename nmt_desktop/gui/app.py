@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
     errorShown = Signal(str)
     modelChanged = Signal(object)  # ModelInfo
 
-    def __init__(self, settings: Settings | None = None, model: Any = _DEFAULT):
+    def __init__(self, settings: Settings | None = None, model: Any = _DEFAULT, int8: bool | None = None):
         super().__init__()
         self.settings = settings or Settings()
         self.info: Any = None
@@ -162,6 +162,10 @@ class MainWindow(QMainWindow):
         self.train_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
 
         self._restore_settings()
+        if int8 is not None:
+            self.translate_panel.options.int8.setChecked(int8)
+        self.models_panel.int8 = self.translate_panel.options.int8.isChecked()
+        self.translate_panel.options.int8.toggled.connect(self._set_int8)
         if model is _DEFAULT:
             last = self.settings.get("last_model")
             model = last if isinstance(last, str) and Path(last).exists() else default_model_path()
@@ -224,13 +228,23 @@ class MainWindow(QMainWindow):
         self.empty_state.set_loading(Path(path).name if self.info is None else None)
         return self.models_panel.load(path)
 
+    def _set_int8(self, on: bool) -> None:
+        """The Decoding box's int8 switch: reload the current model with or without int8 layers."""
+        self.models_panel.int8 = on
+        pending = self.models_panel.pending_path()  # a load under way is redone with the new setting
+        if pending is not None:
+            self.load_model(pending)
+        elif self.info is not None and self.info.int8 != on:
+            self.load_model(self.info.path)
+
     def _on_model_loaded(self, translator: Any, info: Any) -> None:
         self.info = info
         self.translate_panel.set_translator(translator, info)
         self.analysis_panel.set_translator(translator, info)
         self.translate_stack.setCurrentWidget(self.translate_panel)
         langs = f" ({info.languages})" if info.languages else ""
-        self.model_label.setText(f"Model: {info.name}{langs} · {human_size(info.size_bytes)}")
+        self.model_label.setText(f"Model: {info.name}{langs} · {human_size(info.size_bytes)}"
+                                 + (" · int8" if info.int8 else ""))
         self.setWindowTitle(f"{APP_TITLE} — {info.name}{langs}")
         self.settings.set("last_model", str(info.path))
         self.settings.add_recent_model(str(info.path))
@@ -402,7 +416,7 @@ def run_gui(args: argparse.Namespace) -> int:
     screenshot.check_options(args)
     setup_logging()
     app = create_app()
-    window = MainWindow(model=_DEFAULT if args.model is None else args.model)
+    window = MainWindow(model=_DEFAULT if args.model is None else args.model, int8=args.int8 or None)
     errors: list[str] = []
     window.errorShown.connect(errors.append)
     if args.screenshot:

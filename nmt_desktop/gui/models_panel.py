@@ -94,7 +94,7 @@ class ModelsPanel(QWidget):
     modelLoaded = Signal(object, object)  # translator, ModelInfo
     loadFailed = Signal(str, str)  # path, one-line message
     loadingChanged = Signal(bool)
-    _request = Signal(int, str)
+    _request = Signal(int, str, bool)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -102,6 +102,7 @@ class ModelsPanel(QWidget):
         self.recent: list[str] = []
         self._load_id = 0
         self._pending: dict[int, str] = {}
+        self.int8 = False  # load models for int8 decoding (the Decoding box's "int8 weights")
 
         self.loader = ModelLoader()
         self._thread = WorkerThread(self.loader, "model-loader")
@@ -219,6 +220,10 @@ class ModelsPanel(QWidget):
     def loading(self) -> bool:
         return bool(self._pending)
 
+    def pending_path(self) -> str | None:
+        """The model the newest load still under way is loading (None when none is)."""
+        return self._pending.get(self._load_id)
+
     def load(self, path: str | Path) -> int:
         """Start loading a model off the UI thread; returns the load request id."""
         self._load_id += 1
@@ -226,7 +231,7 @@ class ModelsPanel(QWidget):
         self.busy_label.setText(f"Loading {Path(path).name}…")
         self.busy.show()
         self.loadingChanged.emit(True)
-        self._request.emit(self._load_id, str(path))  # queued into the loader's thread
+        self._request.emit(self._load_id, str(path), self.int8)  # queued into the loader's thread
         return self._load_id
 
     def _done(self, request_id: int) -> str:

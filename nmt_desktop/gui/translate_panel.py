@@ -76,6 +76,10 @@ class DecodeOptions(QGroupBox):
         self.max_len_a = _dspin(0.0, 10.0, d.max_len_a, 0.1, "Max target tokens = a × source tokens + b")
         self.max_len_b = _spin(0, 1000, d.max_len_b, "Max target tokens = a × source tokens + b")
         self.min_length = _spin(0, 1000, d.min_length, "Generate at least this many tokens")
+        self.int8 = QCheckBox("int8 weights (faster)")
+        self.int8.setToolTip("Decode with the linear layers quantised to int8 (CPU): about 1.5-2.5x faster, "
+                             "translations almost always the same (bundled en-de: dev BLEU 40.09 -> 39.82). "
+                             "Reloads the model.")
 
         grid = QGridLayout(self)
         grid.setHorizontalSpacing(8)
@@ -91,6 +95,7 @@ class DecodeOptions(QGroupBox):
         row.addWidget(QLabel("× n +"))
         row.addWidget(self.max_len_b)
         grid.addLayout(row, 1, 1, 1, 3)
+        grid.addWidget(self.int8, 3, 0, 1, 4)
         self.beam_box = _pairs(("Beam", self.beam), ("N-best", self.nbest), ("Length penalty", self.length_penalty))
         self.sample_box = _pairs(("Temperature", self.temperature), ("Top-k", self.top_k), ("Top-p", self.top_p),
                                  ("Seed", self.seed))
@@ -138,7 +143,7 @@ class DecodeOptions(QGroupBox):
                 "nbest": self.nbest.value(), "length_penalty": self.length_penalty.value(),
                 "temperature": self.temperature.value(), "top_k": self.top_k.value(), "top_p": self.top_p.value(),
                 "seed": self.seed.value(), "max_len_a": self.max_len_a.value(), "max_len_b": self.max_len_b.value(),
-                "min_length": self.min_length.value()}
+                "min_length": self.min_length.value(), "int8": self.int8.isChecked()}
 
     def from_dict(self, data: dict[str, Any]) -> None:
         if not isinstance(data, dict):
@@ -153,6 +158,8 @@ class DecodeOptions(QGroupBox):
             value = data.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 widget.setValue(type(widget.value())(value))
+        if isinstance(data.get("int8"), bool):
+            self.int8.setChecked(data["int8"])
 
     def set_beam(self, size: int, nbest: int | None = None) -> None:
         """Greedy for size 1, else beam search of `size` (used by the CLI and tests)."""

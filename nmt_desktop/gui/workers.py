@@ -135,6 +135,7 @@ class ModelInfo:
     layers: int
     heads: int
     card: dict = field(default_factory=dict)
+    int8: bool = False  # decoding with int8 linear layers (core/int8.py)
 
     @property
     def languages(self) -> str:
@@ -144,24 +145,27 @@ class ModelInfo:
 
 
 class ModelLoader(QObject):
-    """Loads a model folder or zip: `finished(request_id, (translator, ModelInfo))` or `failed`."""
+    """Loads a model folder or zip: `finished(request_id, (translator, ModelInfo))` or `failed`.
+
+    With int8 the translator decodes with an int8 copy of the linear layers (faster on CPU)."""
 
     started = Signal(int, str)
     finished = Signal(int, object)
     failed = Signal(int, str)
 
     @Slot(int, str)
-    def load(self, request_id: int, path: str) -> None:
+    @Slot(int, str, bool)
+    def load(self, request_id: int, path: str, int8: bool = False) -> None:
         from nmt_desktop.core.model_dir import load_model, model_size_bytes
         from nmt_desktop.core.translator import Translator
 
         self.started.emit(request_id, path)
         try:
             loaded = load_model(path)
-            translator = Translator(loaded.model, loaded.tokenizers, loaded.name)
+            translator = Translator(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
             cfg = loaded.config
             info = ModelInfo(Path(loaded.path), loaded.name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
-                             cfg.decoder_layers, cfg.n_heads, dict(loaded.card))
+                             cfg.decoder_layers, cfg.n_heads, dict(loaded.card), int8)
         except Exception as exc:  # noqa: BLE001 - a bad model is reported, never raised
             log.warning("cannot load model %s: %s", path, exc)
             self.failed.emit(request_id, _one_line(exc))

@@ -268,6 +268,35 @@ def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> N
     third.close()
 
 
+def test_int8_switch_reloads_the_model_and_persists(qtbot, config_dir, tiny_model_dir, tiny_translator) -> None:
+    window = open_window(qtbot, tiny_model_dir)
+    panel, switch = window.translate_panel, window.translate_panel.options.int8
+    assert not switch.isChecked() and not window.info.int8 and not panel.translator.int8
+    with qtbot.waitSignal(window.modelChanged, timeout=TIMEOUT_MS) as blocker:
+        switch.setChecked(True)
+    assert blocker.args[0].int8 and window.info.int8 and panel.translator.int8
+    assert window.model_label.text().endswith("· int8")
+    translate_and_wait(qtbot, panel, "red cat runs")
+    expected = tiny_translator.translate("red cat runs", DecodeConfig()).text  # float32
+    assert panel.output_text() == expected  # the tiny model's int8 tokens agree on this sentence
+    weights = np.asarray(panel.view.data().weights)  # attention is still shown: every row sums to 1
+    assert weights.size and panel.view.painted_rows() > 0
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
+    window.close()
+    again = open_window(qtbot, None)  # the setting persists: the last model reopens as int8
+    assert again.translate_panel.options.int8.isChecked()
+    again.close()
+    third = MainWindow()
+    qtbot.addWidget(third)
+    qtbot.waitUntil(lambda: third.info is not None, timeout=TIMEOUT_MS)
+    assert third.info.int8 and third.translate_panel.translator.int8
+    with qtbot.waitSignal(third.modelChanged, timeout=TIMEOUT_MS):
+        third.translate_panel.options.int8.setChecked(False)
+    assert not third.info.int8 and not third.translate_panel.translator.int8
+    assert "int8" not in third.model_label.text()
+    third.close()
+
+
 def test_about_shows_version_card_and_attribution(qtbot, window) -> None:
     text = window.about_html()
     assert __version__ in text and "tiny synthetic" in text
