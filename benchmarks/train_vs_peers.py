@@ -4,8 +4,10 @@ The same random-weight model (a `MarianMTModel` built from a `MarianConfig`, sav
 Face folder and imported with nmt-desktop's `import_marian`, dropout 0.1 in both), the same
 batches, the same optimizer step: forward, label-smoothed (0.1) cross-entropy summed over the
 target tokens and divided by their number, backward, gradient clipping at 1.0, AdamW (betas 0.9 /
-0.98, as `Trainer` builds it). Ours is what `Trainer._train_step` runs on a CPU; transformers gets
-`decoder_input_ids` and the source padding mask, and its logits go through the same loss.
+0.98, as `Trainer` builds it). Ours is what `Trainer._train_step` runs on a CPU (its loss is
+`core.train.token_loss`, which projects only the non-padding positions); transformers gets
+`decoder_input_ids` and the source padding mask, and all its logits go through the same loss (the
+way a Hugging Face training loop computes it).
 
 Batches: right-padded, about `--batch-tokens` padded tokens each, random ids, sentence lengths 8 to
 24 (as benchmarks/train_speed.py). Target tokens/s = non-padding target tokens / step time;
@@ -37,19 +39,27 @@ from train_speed import make_batch  # noqa: E402
 from vs_peers import make_hf_folder  # noqa: E402
 from nmt_desktop.core.marian import import_marian  # noqa: E402
 from nmt_desktop.core.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.train import token_loss  # noqa: E402
 
 LABEL_SMOOTHING = 0.1
 
 
-def _step_fn(model: torch.nn.Module, forward: Callable, pad: int) -> Callable:
+def _hf_loss(forward: Callable, pad: int) -> Callable:
+    def loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+        logits = forward(src, tgt_in)  # (B, T, V)
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=pad,
+                               label_smoothing=LABEL_SMOOTHING, reduction="sum")
+
+    return loss
+
+
+def _step_fn(model: torch.nn.Module, loss_fn: Callable, pad: int) -> Callable:
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-4, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.0)
 
     def step(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> int:
         ntok = int((tgt_out != pad).sum())
-        logits = forward(src, tgt_in)
-        loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=pad,
-                               label_smoothing=LABEL_SMOOTHING, reduction="sum")
+        loss = loss_fn(src, tgt_in, tgt_out)
         (loss / ntok).backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -71,7 +81,11 @@ def engines(work: Path, name: str) -> tuple[dict[str, Callable], int, int]:
     def hf_forward(src: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:
         return hf(input_ids=src, attention_mask=src != pad, decoder_input_ids=tgt_in).logits
 
-    return {"ours": _step_fn(ours, ours, pad), "hf sdpa": _step_fn(hf, hf_forward, pad)}, pad, hf.config.vocab_size
+    def our_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor) -> torch.Tensor:
+        return token_loss(ours, src, tgt_in, tgt_out, pad, LABEL_SMOOTHING)
+
+    return ({"ours": _step_fn(ours, our_loss, pad), "hf sdpa": _step_fn(hf, _hf_loss(hf_forward, pad), pad)},
+            pad, hf.config.vocab_size)
 
 
 def measure(name: str, threads: int, args: argparse.Namespace, work: Path) -> list[dict]:

@@ -72,10 +72,16 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights
     return probs @ v, (weights if need_weights else None)  # (B, H, T, dh), (B, H, T, S)
 
 
-def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None) -> Tensor:
+def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
     """`layer(x)` for x (B, T, in); with `fast` (a search's transposed weights, see
     `Transformer.start_cache`) and only a few rows, `x @ W_t` on a contiguous (in, out) copy,
-    which is faster than the (out, in) layout for single-row products on CPU."""
+    which is faster than the (out, in) layout for single-row products on CPU.
+    rows: flat indices (N,) into B * T: only those positions are computed, the others are zeros
+    (training leaves the padding out this way)."""
+    if rows is not None:
+        B, T, _ = x.shape
+        y = layer(x.reshape(B * T, -1).index_select(0, rows))  # (N, out)
+        return y.new_zeros(B * T, y.shape[-1]).index_copy(0, rows, y).view(B, T, -1)
     wt = None if fast is None else fast.get(layer)
     B, T, _ = x.shape
     if wt is None or B * T > 64 or (B * T == 1 and wt.shape[0] > wt.shape[1]):
@@ -107,21 +113,22 @@ class MultiHeadAttention(nn.Module):
         x = x.view(B, T, n, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)  # (n, B, H, T, dh)
         return x.unbind(0)
 
-    def project_qkv(self, x: Tensor, fast: dict | None = None) -> tuple[Tensor, Tensor, Tensor]:
-        """Self-attention projections of x (B, T, D): q, k, v each (B, H, T, dh)."""
-        return self._heads(linear(self.qkv_proj, x, fast), 3)
+    def project_qkv(self, x: Tensor, fast: dict | None = None,
+                    rows: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention projections of x (B, T, D): q, k, v each (B, H, T, dh); rows as in `linear`."""
+        return self._heads(linear(self.qkv_proj, x, fast, rows), 3)
 
-    def project_q(self, x: Tensor, fast: dict | None = None) -> Tensor:
-        return self._heads(linear(self.q_proj, x, fast), 1)[0]  # (B, H, T, dh)
+    def project_q(self, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
+        return self._heads(linear(self.q_proj, x, fast, rows), 1)[0]  # (B, H, T, dh)
 
-    def project_kv(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+    def project_kv(self, memory: Tensor, rows: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Cross-attention keys and values of the encoder output (B, S, D): each (B, H, S, dh)."""
-        return self._heads(self.kv_proj(memory), 2)
+        return self._heads(linear(self.kv_proj, memory, None, rows), 2)
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                head_mask: Tensor | None = None, is_causal: bool = False,
                head_override: tuple[Tensor, Tensor] | None = None,
-               fast: dict | None = None) -> tuple[Tensor, Tensor | None]:
+               fast: dict | None = None, rows: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
         """Attention on projected heads, then the output projection.
 
         head_mask: (H,) or (B, H) multiplier on each head's context (0 switches a head off).
@@ -130,7 +137,7 @@ class MultiHeadAttention(nn.Module):
         (B, H, T, S) or None.
         """
         context, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask, is_causal, head_override)
-        return self.merge_heads(context, fast), weights
+        return self.merge_heads(context, fast, rows), weights
 
     def attend_heads(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                      head_mask: Tensor | None = None, is_causal: bool = False,
@@ -146,10 +153,10 @@ class MultiHeadAttention(nn.Module):
             context = torch.where(use.to(torch.bool)[:, None, None], means.to(context.dtype)[:, None, :], context)
         return context, weights
 
-    def merge_heads(self, context: Tensor, fast: dict | None = None) -> Tensor:
+    def merge_heads(self, context: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
         """Per-head context (B, H, T, dh) -> output projection (B, T, D)."""
         B, H, T, dh = context.shape
-        return linear(self.out_proj, context.transpose(1, 2).reshape(B, T, H * dh), fast)
+        return linear(self.out_proj, context.transpose(1, 2).reshape(B, T, H * dh), fast, rows)
 
 
 class FeedForward(nn.Module):
@@ -162,7 +169,14 @@ class FeedForward(nn.Module):
         self.act = ACTIVATIONS[activation]
         self.dropout = dropout
 
-    def forward(self, x: Tensor, fast: dict | None = None) -> Tensor:
+    def forward(self, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
+        """x (B, T, D) -> (B, T, D). rows: flat indices (N,) into B * T of the positions to compute
+        (training skips padding this way); the others get zeros."""
+        if rows is not None:  # gather once for both products
+            B, T, D = x.shape
+            flat = x.reshape(B * T, D)
+            y = self.forward(flat.index_select(0, rows)[None])[0]  # (N, D)
+            return flat.new_zeros(B * T, D).index_copy(0, rows, y).view(B, T, D)
         h = self.act(linear(self.fc1, x, fast))  # (B, T, F)
         if self.dropout > 0:
             h = F.dropout(h, self.dropout, self.training)

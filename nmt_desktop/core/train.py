@@ -29,6 +29,7 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from torch import Tensor
 
 from . import data as D
 from .checkpoint import (find_checkpoint, load_trainer_state, promote_checkpoint, save_checkpoint,
@@ -300,10 +301,7 @@ class Trainer:
             ctx = model.no_sync() if not sync else contextlib.nullcontext()
             with ctx:
                 with self.autocast:
-                    logits = model(src, tgt_in)  # (B, T, V)
-                loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                       ignore_index=self.config.pad_id, label_smoothing=cfg.label_smoothing,
-                                       reduction="sum")
+                    loss = token_loss(model, src, tgt_in, tgt_out, self.config.pad_id, cfg.label_smoothing)
                 (loss / ntok).backward()
             loss_total += float(loss.detach())
         params = [p for p in self.model.parameters() if p.requires_grad]
@@ -519,6 +517,18 @@ class Trainer:
         if not hasattr(self, "_spe"):
             self._spe = self._steps_per_epoch()
         return self._spe
+
+
+def token_loss(model: torch.nn.Module, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, pad_id: int,
+               label_smoothing: float) -> Tensor:
+    """Summed label-smoothed cross-entropy of the non-padding target tokens (a training step's loss).
+
+    Only those positions go through the output projection (vocabulary-sized, the largest product
+    of a small model), so the padding of a batch costs nothing there.
+    """
+    keep = tgt_out != pad_id  # (B, T)
+    logits = model(src, tgt_in, keep)  # (N, V)
+    return F.cross_entropy(logits.float(), tgt_out[keep], label_smoothing=label_smoothing, reduction="sum")
 
 
 def _hardware(device: torch.device) -> str:

@@ -54,11 +54,14 @@ class EncoderLayer(nn.Module):
         self.attn_res = Residual(cfg.d_model, cfg.dropout, pre, cfg.layer_norm_eps, cfg.bias)
         self.ffn_res = Residual(cfg.d_model, cfg.dropout, pre, cfg.layer_norm_eps, cfg.bias)
 
-    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-        q, k, v = self.self_attn.project_qkv(self.attn_res.before(x))  # (B, H, S, dh) each
-        out, weights = self.self_attn.attend(q, k, v, mask, need_weights)  # (B, S, D)
+    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False,
+                rows: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+        """x (B, S, D); rows: flat indices of the non-padding positions, the only ones the linear layers
+        compute (the others are zeros, masked out as keys)."""
+        q, k, v = self.self_attn.project_qkv(self.attn_res.before(x), rows=rows)  # (B, H, S, dh) each
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, rows=rows)  # (B, S, D)
         x = self.attn_res.after(x, out)
-        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x)))
+        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), rows=rows))
         return x, weights
 
 
@@ -76,31 +79,33 @@ class DecoderLayer(nn.Module):
     def forward(self, x: Tensor, cross_kv: tuple[Tensor, Tensor], src_mask: Tensor | None,
                 cache: KVCache | None, index: int, need_cross: bool, need_self: bool,
                 head_mask: Tensor | None, head_override: tuple[Tensor, Tensor] | None = None,
-                need_context: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
-        """x: (B, t, D) new target positions.
+                need_context: bool = False, rows: Tensor | None = None,
+                ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
+        """x: (B, t, D) new target positions; rows: flat indices of the positions the linear layers compute
+        (training: the non-padding ones; right padding is never attended to under the causal mask).
 
         Returns x, the cross/self weights (or None) and, with need_context, the per-head
         cross-attention context (B, H, t, dh) after head_mask / head_override.
         """
         t = x.shape[1]
         fast = None if cache is None else cache.linear_t  # transposed weights for single-row steps
-        q, k, v = self.self_attn.project_qkv(self.self_res.before(x), fast)  # (B, H, t, dh) each
+        q, k, v = self.self_attn.project_qkv(self.self_res.before(x), fast, rows)  # (B, H, t, dh) each
         past = 0
         if cache is not None:
             past = cache.length
             k, v = cache.append(index, k, v)  # (B, H, past + t, dh)
         if past == 0 and not need_self:
-            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1, fast=fast)
+            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1, fast=fast, rows=rows)
         else:
             mask = causal_mask(t, past + t, x.device)
-            out, self_w = self.self_attn.attend(q, k, v, mask, need_self, fast=fast)
+            out, self_w = self.self_attn.attend(q, k, v, mask, need_self, fast=fast, rows=rows)
         x = self.self_res.after(x, out)
 
-        q = self.cross_attn.project_q(self.cross_res.before(x), fast)  # (B, H, t, dh)
+        q = self.cross_attn.project_q(self.cross_res.before(x), fast, rows)  # (B, H, t, dh)
         context, cross_w = self.cross_attn.attend_heads(q, *cross_kv, src_mask, need_cross, head_mask,
                                                         head_override=head_override)  # (B, H, t, dh)
-        x = self.cross_res.after(x, self.cross_attn.merge_heads(context, fast))  # (B, t, D)
-        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), fast))
+        x = self.cross_res.after(x, self.cross_attn.merge_heads(context, fast, rows))  # (B, t, D)
+        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), fast, rows))
         return x, cross_w, self_w, (context if need_context else None)
 
 
@@ -142,13 +147,18 @@ class Transformer(nn.Module):
         keep = src != self.config.pad_id  # (B, S)
         return None if bool(keep.all()) else keep[:, None, None, :]
 
-    def encode(self, src: Tensor, need_weights: bool = False) -> EncoderOutput:
-        """src (B, S) token ids, right- or left-padded with pad_id."""
+    def encode(self, src: Tensor, need_weights: bool = False, skip_padding: bool = False) -> EncoderOutput:
+        """src (B, S) token ids, right- or left-padded with pad_id.
+
+        skip_padding: leave the padding positions out of the linear layers (training; they are zeros,
+        masked out as keys, never read).
+        """
         mask = self.source_mask(src)
+        rows = _flat_rows(src != self.config.pad_id) if skip_padding and mask is not None else None  # (N,)
         x = self._embed(self.source_embedding, src, 0)  # (B, S, D)
         weights = []
         for layer in self.encoder_layers:
-            x, w = layer(x, mask, need_weights)
+            x, w = layer(x, mask, need_weights, rows)
             weights.append(w)
         if self.encoder_norm is not None:
             x = self.encoder_norm(x)
@@ -188,7 +198,7 @@ class Transformer(nn.Module):
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
                last_only: bool = False, head_override: HeadOverride | None = None,
-               need_context: bool = False) -> DecoderOutput:
+               need_context: bool = False, rows: Tensor | None = None) -> DecoderOutput:
         """Decode target positions tgt (B, t).
 
         Without a cache, tgt is the whole right-padded prefix starting with decoder_start_id and
@@ -196,21 +206,26 @@ class Transformer(nn.Module):
         head_mask: (L, H) or (B, L, H) multiplier on the cross-attention heads' outputs.
         head_override: replace chosen heads' cross-attention context by fixed means (mean ablation).
         need_context: also return each cross-attention head's context (`cross_context`).
+        rows: bool (B, t): run the linear layers and the output projection on these positions only,
+        and on the non-padding source positions (training skips right padding this way: no real
+        position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
         """
         if cache is None:
             if enc is None:
                 raise ValueError("decode needs the encoder output or a cache")
-            cross = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
+            src_rows = None if rows is None or enc.src_mask is None else _flat_rows(enc.src_mask[:, 0, 0])  # (N_src,)
+            cross = [layer.cross_attn.project_kv(enc.memory, src_rows) for layer in self.decoder_layers]
             src_mask, offset = enc.src_mask, 0
         else:
             cross = [(kv.cross_k, kv.cross_v) for kv in cache.layers]
             src_mask, offset = cache.src_mask, cache.length
         x = self._embed(self.tgt_embed, tgt, offset)  # (B, t, D)
+        flat = None if rows is None else _flat_rows(rows)  # (N,)
         cross_ws, self_ws, contexts = [], [], []
         for i, layer in enumerate(self.decoder_layers):
             hm = None if head_mask is None else (head_mask[i] if head_mask.dim() == 2 else head_mask[:, i])
             ho = None if head_override is None else (head_override.means[i], head_override.use[i])
-            x, cw, sw, ctx = layer(x, cross[i], src_mask, cache, i, need_cross, need_self, hm, ho, need_context)
+            x, cw, sw, ctx = layer(x, cross[i], src_mask, cache, i, need_cross, need_self, hm, ho, need_context, flat)
             cross_ws.append(cw)
             self_ws.append(sw)
             contexts.append(ctx)
@@ -220,7 +235,9 @@ class Transformer(nn.Module):
             x = x[:, -1:]
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        logits = self.project(x, None if cache is None else cache.output_t)  # (B, t, V)
+        if flat is not None:
+            x = x.reshape(-1, x.shape[-1]).index_select(0, flat)  # (N, D)
+        logits = self.project(x, None if cache is None else cache.output_t)  # (B, t, V) or (N, V)
         return DecoderOutput(
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
@@ -236,15 +253,21 @@ class Transformer(nn.Module):
         """
         if self.int8_output is not None:
             return self.int8_output(x)
-        if output_t is not None and x.shape[0] * x.shape[1] <= 64:
+        if output_t is not None and x.dim() == 3 and x.shape[0] * x.shape[1] <= 64:
             logits = x @ output_t  # (B, T, V)
             return logits if self.logits_bias is None else logits + self.logits_bias
         weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
         return F.linear(x, weight, self.logits_bias)
 
-    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        """Teacher-forced logits (B, T, V) for source (B, S) and right-padded decoder input (B, T)."""
-        return self.decode(tgt_in, self.encode(src)).logits
+    def forward(self, src: Tensor, tgt_in: Tensor, rows: Tensor | None = None) -> Tensor:
+        """Teacher-forced logits (B, T, V) for source (B, S) and right-padded decoder input (B, T);
+        with `rows` (bool (B, T)) only those positions' logits, (N, V)."""
+        return self.decode(tgt_in, self.encode(src, skip_padding=rows is not None), rows=rows).logits
+
+
+def _flat_rows(keep: Tensor) -> Tensor:
+    """bool (B, T) -> the flat indices (N,) of its true entries (one host sync, then index ops only)."""
+    return keep.reshape(-1).nonzero().squeeze(1)
 
 
 def build_model(config: ModelConfig, seed: int | None = None) -> Transformer:

@@ -202,3 +202,32 @@ def test_keep_checkpoints_keeps_the_newest_and_they_average(corpus, tmp_path):
     Trainer(tiny_cfg(corpus, other, max_steps=10, eval_every=10, vocab_size=380), lambda e: None).run()
     with pytest.raises(AveragingError, match="other/best: its (architecture|vocabulary) differs"):
         average_models([paths[0], other / "best"])
+
+
+def test_token_loss_skips_padding_but_equals_the_padded_loss():
+    """Padding positions' FFNs and logits are left out; the loss and every gradient stay the same."""
+    import torch.nn.functional as F
+
+    from nmt_desktop.core.train import token_loss
+    from tiny_models import tiny_config, tiny_tokenizers
+    from nmt_desktop.core.transformer import build_model
+
+    model = build_model(tiny_config(tiny_tokenizers(), dropout=0.0), seed=0)
+    pad = model.config.pad_id
+    gen = torch.Generator().manual_seed(0)
+    src = torch.randint(4, model.config.src_vocab_size, (3, 7), generator=gen)
+    tgt_out = torch.randint(4, model.config.tgt_vocab_size, (3, 6), generator=gen)
+    tgt_out[0, 4:], tgt_out[2, 2:] = pad, pad  # right padding
+    src[1, 3:], src[2, 5:] = pad, pad
+    tgt_in = torch.cat([torch.full((3, 1), model.config.decoder_start_id), tgt_out[:, :-1]], 1)
+    ours = token_loss(model, src, tgt_in, tgt_out, pad, 0.1)
+    ours.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    logits = model(src, tgt_in)  # (B, T, V): every position, padding included
+    full = F.cross_entropy(logits.view(-1, logits.shape[-1]), tgt_out.reshape(-1), ignore_index=pad,
+                           label_smoothing=0.1, reduction="sum")
+    full.backward()
+    torch.testing.assert_close(ours, full)
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(grads[name], p.grad, rtol=1e-4, atol=1e-6, msg=name)
