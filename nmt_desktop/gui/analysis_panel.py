@@ -568,7 +568,7 @@ class CoverageView(QWidget):
             return
         for w in self.warnings:
             what = ("possible omission: source word" if w.kind == "omission" else "diffuse attention: target token")
-            unit = "total attention" if w.kind == "omission" else "entropy"
+            unit = "total attention" if w.kind == "omission" else "sharpest head's entropy"
             self.list.addItem(f"{what} {w.index} “{w.token}” ({unit} {w.value:.3f})")
         if not self.warnings:
             self.list.addItem("No coverage warnings.")

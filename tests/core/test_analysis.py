@@ -163,6 +163,16 @@ def test_coverage_warnings(tiny_translator):
     uniform = dataclasses.replace(t, nbest=[flat])
     kinds = {w.kind for w in A.coverage_warnings(uniform, low=T / S + 0.01)}
     assert kinds == {"omission", "diffuse"}
+    # every head sharp, each on another source position: the average is spread, but nothing is diffuse
+    sharp = np.zeros((L, H, T, S), np.float32)
+    for h in range(L * H):
+        sharp[h // H, h % H, :, h % S] = 1.0
+    spread = dataclasses.replace(t, nbest=[dataclasses.replace(t.best, attention=sharp)])
+    assert L * H >= S and not [w for w in A.coverage_warnings(spread) if w.kind == "diffuse"]
+    one_blurred = sharp.copy()
+    one_blurred[:, :, 1] = 1.0 / S  # token 1: every head uniform
+    blurred = dataclasses.replace(t, nbest=[dataclasses.replace(t.best, attention=one_blurred)])
+    assert [(w.kind, w.index) for w in A.coverage_warnings(blurred)] == [("diffuse", 1)]
 
 
 # --- beam tree -------------------------------------------------------------------------------------------
