@@ -167,6 +167,9 @@ def add_eval(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--src", metavar="FILE", help="source sentences, one per line (with --ref)")
     p.add_argument("--ref", metavar="FILE", help="reference translations, one per line (with --src)")
     p.add_argument("--reverse", action="store_true", help="swap the TSV columns (test the other direction)")
+    p.add_argument("--multi-ref", action="store_true",
+                   help="rows that share a source are one sentence with several references: translate it once "
+                        "and score against all of them (sacreBLEU multi-reference)")
     p.add_argument("--beam", type=int, default=5, metavar="N", help="beam size (default 5)")
     p.add_argument("--length-penalty", type=float, default=1.0, metavar="ALPHA", help="(default 1.0)")
     p.add_argument("--batch-size", type=int, default=32, metavar="N", help="sentences per batch (default 32)")
@@ -184,15 +187,19 @@ def add_eval(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5, length_penalty: float = 1.0,
                    batch_size: int = 32, device: str = "cpu", progress: bool = False,
-                   int8: bool = False) -> dict[str, Any]:
-    """Translate the sources of `pairs` and score against their references."""
+                   int8: bool = False, multi_ref: bool = False) -> dict[str, Any]:
+    """Translate the sources of `pairs` and score against their references (with multi_ref, rows
+    sharing a source are one sentence scored against all its references)."""
     from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.metrics import bleu, chrf, tokenized_lowercase_bleu
+    from nmt_desktop.core.metrics import bleu, chrf, group_references, tokenized_lowercase_bleu
     from nmt_desktop.core.translator import Translator
 
     translator = Translator.load(model_path, device=device, int8=int8)
     cfg = DecodeConfig(beam_size=beam, length_penalty=length_penalty, attention=False, alternatives=1)
-    sources = [s for s, _ in pairs]
+    if multi_ref:
+        sources, refs = group_references(pairs)
+    else:
+        sources, refs = [s for s, _ in pairs], [r for _, r in pairs]
     hyps: list[str] = []
     bar = None
     if progress:
@@ -209,12 +216,12 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
     seconds = time.perf_counter() - t0
     if bar is not None:
         bar.close()
-    refs = [r for _, r in pairs]
     b, c = bleu(hyps, refs), chrf(hyps, refs)
-    return {"model": str(model_path), "sentences": len(pairs), "beam": beam, "int8": int8,
+    return {"model": str(model_path), "sentences": len(sources), "beam": beam, "int8": int8,
+            "references": len(pairs), "multi_ref": multi_ref,
             "bleu": round(b.score, 2), "chrf": round(c.score, 2),
             "bleu_tok_lc": round(tokenized_lowercase_bleu(hyps, refs), 2),
-            "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 2), "seconds": round(seconds, 2),
+            "sentences_per_s": round(len(sources) / max(seconds, 1e-9), 2), "seconds": round(seconds, 2),
             "bleu_signature": b.signature, "chrf_signature": c.signature, "hypotheses": hyps}
 
 
@@ -230,7 +237,8 @@ def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, An
     label = args.write_card or Path(test).stem
     command = " ".join(["nmt-desktop", "eval", "-m", str(args.model or model_path)]
                        + (["--test", args.test] if args.test else ["--src", args.src, "--ref", args.ref])
-                       + (["--reverse"] if args.reverse else []) + ["--beam", str(args.beam)]
+                       + (["--reverse"] if args.reverse else []) + (["--multi-ref"] if args.multi_ref else [])
+                       + ["--beam", str(args.beam)]
                        + (["--max-sentences", str(args.max_sentences)] if args.max_sentences else []))
     card = load_model(model_path).card
     write_card(model_path, add_evaluation(card, label, result, command))
@@ -249,7 +257,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     corpus = read_corpus(CorpusSpec(path=args.test, src_path=args.src, tgt_path=args.ref, reverse=args.reverse))
     pairs = corpus.pairs[: args.max_sentences] if args.max_sentences else corpus.pairs
     result = evaluate_model(model_path, pairs, args.beam, args.length_penalty, args.batch_size, args.device,
-                            progress=sys.stderr.isatty(), int8=args.int8)
+                            progress=sys.stderr.isatty(), int8=args.int8, multi_ref=args.multi_ref)
     hyps = result.pop("hypotheses")
     if args.write_card is not None:
         _write_card(model_path, args, result)
@@ -258,7 +266,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{result['model']}: {result['sentences']} sentences, beam {result['beam']}\n"
+        refs = (f" ({result['references']} references)" if args.multi_ref else "")
+        print(f"{result['model']}: {result['sentences']} sentences{refs}, beam {result['beam']}\n"
               f"  sacreBLEU        {result['bleu']:.2f}   ({result['bleu_signature']})\n"
               f"  chrF             {result['chrf']:.2f}   ({result['chrf_signature']})\n"
               f"  BLEU tok+lc      {result['bleu_tok_lc']:.2f}   (13a-tokenized, lowercased)\n"

@@ -111,3 +111,26 @@ def test_export_averages_several_snapshots(tiny_model_dir: Path, tmp_path: Path)
     line = assert_one_error_line(_export(a, tmp_path / "bad", extra_models=[other]), 2)
     assert "other: its architecture differs" in line
     assert not (tmp_path / "bad").exists()
+
+
+def test_eval_multi_ref_scores_each_source_once_against_all_its_references(tiny_model_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    from tiny_models import reference
+
+    sources = [s for s, _ in synthetic_pairs(20, seed=12)]
+    rows = [(s, "wrong words here entirely") for s in sources] + [(s, reference(s)) for s in sources]
+    test = write_tsv(tmp_path / "multi.tsv", rows)  # each source twice: a bad and a good reference
+    single = json.loads(run_cli("eval", "-m", str(tiny_model_dir), "--test", str(test), "--beam", "1",
+                                "--json").stdout)
+    out = tmp_path / "m"
+    assert _export(tiny_model_dir, out, "--dtype", "float32").returncode == 0
+    proc = run_cli("eval", "-m", str(out), "--test", str(test), "--beam", "1", "--json", "--multi-ref",
+                   "--write-card", "multi")
+    assert proc.returncode == 0, proc.stderr
+    multi = json.loads(proc.stdout)
+    assert single["sentences"] == 40 and (multi["sentences"], multi["references"]) == (20, 40)
+    assert multi["bleu"] > 80 and single["bleu"] < multi["bleu"] - 20  # the bad references no longer count
+    assert multi["bleu_signature"].startswith("nrefs:2")
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))["eval"]["multi"]
+    assert card["multi_ref"] and card["references"] == 40 and "--multi-ref" in card["command"]
+    assert "| multi | 20 (40 references) |" in (out / "README.md").read_text(encoding="utf-8")

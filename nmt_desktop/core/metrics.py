@@ -6,7 +6,8 @@ reproducibly ("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0").
 
 References are either one string per hypothesis (one reference stream) or a list of streams,
 sacreBLEU's convention: `refs[k][i]` is the k-th reference of sentence i, and every stream has as
-many lines as there are hypotheses. An empty hypothesis list scores 0.
+many lines as there are hypotheses; a sentence with fewer references has None in the later streams
+(`group_references` builds such streams). An empty hypothesis list scores 0.
 """
 
 from __future__ import annotations
@@ -93,12 +94,29 @@ def reference_streams(refs: References, n_hyps: int) -> list[list[str]]:
         streams = [[]]
     elif all(isinstance(r, str) for r in refs):
         streams = [list(refs)]  # type: ignore[arg-type]
-    elif all(not isinstance(s, str) and isinstance(s, Sequence) and all(isinstance(r, str) for r in s) for s in refs):
+    elif all(not isinstance(s, str) and isinstance(s, Sequence)
+             and all(isinstance(r, str) or (k > 0 and r is None) for r in s) for k, s in enumerate(refs)):
         streams = [list(s) for s in refs]  # type: ignore[arg-type]
     else:
-        raise MetricError("references must be a list of strings or a list of reference streams (lists of strings).")
+        raise MetricError("references must be a list of strings or a list of reference streams (lists of strings; "
+                          "None marks a missing reference after the first stream).")
     for k, stream in enumerate(streams):
         if len(stream) != n_hyps:
             which = "references" if len(streams) == 1 else f"lines in reference stream {k + 1}"
             raise MetricError(f"{n_hyps} hypotheses but {len(stream)} {which}.")
     return streams
+
+
+def group_references(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[str | None]]]:
+    """Merge (source, reference) rows that share a source: the unique sources in first-seen order
+    and their references as sacreBLEU streams (None where a source has fewer references).
+
+    Test sets like Tatoeba list one English sentence several times with different valid
+    translations; scored row by row, a perfect system loses on every row but one.
+    """
+    refs: dict[str, list[str]] = {}
+    for source, reference in pairs:
+        refs.setdefault(source, []).append(reference)
+    width = max((len(r) for r in refs.values()), default=1)
+    streams = [[r[k] if k < len(r) else None for r in refs.values()] for k in range(width)]
+    return list(refs), streams

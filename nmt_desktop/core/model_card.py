@@ -50,6 +50,8 @@ def export_card(card: dict[str, Any], config: ModelConfig, parameters: int, dtyp
 def add_evaluation(card: dict[str, Any], label: str, result: dict[str, Any], command: str) -> dict[str, Any]:
     """`card` with `result` (an `eval` result) recorded under card["eval"][label] (a new dict)."""
     keep = ("sentences", "beam", "bleu", "chrf", "bleu_tok_lc", "bleu_signature", "chrf_signature")
+    if result.get("multi_ref"):
+        keep += ("multi_ref", "references")
     out = dict(card)
     evals = dict(out.get("eval") or {})
     evals[label] = {**{k: result[k] for k in keep if k in result}, "command": command}
@@ -120,7 +122,9 @@ def render_readme(card: dict[str, Any]) -> str:
         lines += ["## Evaluation", "", "| set | sentences | beam | sacreBLEU | chrF | BLEU tok+lc |",
                   "|---|---|---|---|---|---|"]
         for label, r in evals.items():
-            lines.append(f"| {label} | {r.get('sentences', '?')} | {r.get('beam', '?')} | {r.get('bleu', '?')} | "
+            sentences = (f"{r.get('sentences', '?')} ({r.get('references', '?')} references)" if r.get("multi_ref")
+                         else r.get("sentences", "?"))
+            lines.append(f"| {label} | {sentences} | {r.get('beam', '?')} | {r.get('bleu', '?')} | "
                          f"{r.get('chrf', '?')} | {r.get('bleu_tok_lc', '?')} |")
         lines += [""] + [f"- {label}: `{r['command']}`" for label, r in evals.items() if r.get("command")]
         signature = next((r.get("bleu_signature") for r in evals.values() if r.get("bleu_signature")), None)

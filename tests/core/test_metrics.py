@@ -96,3 +96,21 @@ def test_reference_streams_shapes():
     assert reference_streams(["a", "b"], 2) == [["a", "b"]]
     assert reference_streams([("a", "b"), ["c", "d"]], 2) == [["a", "b"], ["c", "d"]]
     assert reference_streams([], 0) == [[]]
+
+
+def test_group_references_merges_repeated_sources():
+    from nmt_desktop.core.metrics import group_references
+
+    pairs = [("a", "A1"), ("b", "B1"), ("a", "A2"), ("c", "C1"), ("a", "A3"), ("b", "B2")]
+    sources, streams = group_references(pairs)
+    assert sources == ["a", "b", "c"]
+    assert streams == [["A1", "B1", "C1"], ["A2", "B2", None], ["A3", None, None]]
+    hyps = ["the cat sat on the mat", "a dog ran in the park", "it rains today in town"]
+    refs = [("x", hyps[0]), ("x", "a cat was on the mat"), ("y", "the dog ran in a park"), ("y", hyps[1]),
+            ("z", hyps[2])]
+    sources, streams = group_references(refs)
+    assert bleu(hyps, streams).score == pytest.approx(100.0)  # each hypothesis is one of its references
+    assert bleu(hyps, streams).signature.startswith("nrefs:var")
+    assert chrf(hyps, streams).score == pytest.approx(100.0)
+    with pytest.raises(MetricError, match="None marks a missing reference"):
+        bleu(["x"], [[None]])
