@@ -21,9 +21,10 @@ TIMEOUT = 180
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(*args: str, stdin: bytes | str | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, stdin: bytes | str | None = None,
+            env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run the CLI in a child process; stdout/stderr decoded as UTF-8."""
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    env = dict(os.environ, PYTHONIOENCODING="utf-8", **(env_extra or {}))
     env.pop("PYTHONBREAKPOINT", None)
     data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     proc = subprocess.run([sys.executable, "-m", "nmt_desktop", *args], input=data if data is not None else b"",
@@ -94,13 +95,9 @@ def test_no_subcommand_without_gui_prints_help_and_exits_2() -> None:
     (["info"], "no model given and no bundled model installed: use -m MODEL"),
     (["frobnicate"], "invalid choice"),
 ])
-def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
-    if "-m" not in args and args[0] != "frobnicate":
-        from nmt_desktop.core.locations import default_model_path
-
-        if default_model_path() is not None:
-            pytest.skip("a bundled default model is installed, so -m is optional")
-    line = assert_one_error_line(run_cli(*args), 2)
+def test_usage_errors_exit_2_with_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    no_models = {"NMT_DESKTOP_MODELS_DIR": str(tmp_path / "no-bundled-models")}  # as an install without models
+    line = assert_one_error_line(run_cli(*args, env_extra=no_models), 2)
     assert message in line
 
 

@@ -30,8 +30,10 @@ def app_root() -> Path:
 
 
 def bundled_models_dir() -> Path:
-    """The repository's (or frozen app's) `models/` folder."""
-    return app_root() / "models"
+    """The repository's (or frozen app's) `models/` folder; `NMT_DESKTOP_MODELS_DIR` overrides it
+    (a packager's shared models folder, or tests that need no bundled model)."""
+    override = os.environ.get("NMT_DESKTOP_MODELS_DIR")
+    return Path(override) if override else app_root() / "models"
 
 
 def resources_dir() -> Path:
