@@ -78,7 +78,7 @@ class DecodeOptions(QGroupBox):
         self.min_length = _spin(0, 1000, d.min_length, "Generate at least this many tokens")
         self.int8 = QCheckBox("int8 weights (faster)")
         self.int8.setToolTip("Decode with the linear layers quantised to int8 (CPU): about 1.5-2.5x faster, "
-                             "translations almost always the same (bundled en-de: dev BLEU 40.09 -> 39.82). "
+                             "translations almost always the same (bundled en-de: dev BLEU 44.28 float32, 44.32 int8). "
                              "Reloads the model.")
 
         grid = QGridLayout(self)
