@@ -44,6 +44,12 @@ from .translator import Translator
 
 CHECKPOINTS_DIR = "checkpoints"  # the kept snapshots (keep_checkpoints), one model folder per evaluation
 
+
+def snapshots(run: str | os.PathLike) -> list[Path]:
+    """The kept snapshots of a run folder (RUN/checkpoints/step-NNNNNNN), oldest first."""
+    folder = Path(run) / CHECKPOINTS_DIR
+    return sorted(p for p in folder.glob("step-*") if p.is_dir() and p.name[5:].isdigit())
+
 Event = dict[str, Any]
 
 
@@ -453,10 +459,9 @@ class Trainer:
 
     def _keep_snapshot(self, card: dict[str, Any]) -> None:
         """Save this evaluated model as checkpoints/step-NNNNNNN and drop all but the newest N."""
-        folder = self.out / CHECKPOINTS_DIR
-        write_model_atomically(folder / f"step-{self.state.step:07d}", self.model, self.tokenizers, card)
-        snapshots = sorted(p for p in folder.glob("step-*") if p.is_dir() and p.name[5:].isdigit())
-        for old in snapshots[: -self.cfg.keep_checkpoints]:
+        write_model_atomically(self.out / CHECKPOINTS_DIR / f"step-{self.state.step:07d}", self.model,
+                               self.tokenizers, card)
+        for old in snapshots(self.out)[: -self.cfg.keep_checkpoints]:
             shutil.rmtree(old, ignore_errors=True)
 
     @torch.no_grad()

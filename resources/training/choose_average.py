@@ -25,6 +25,7 @@ from nmt_desktop.cli_train import evaluate_model  # noqa: E402
 from nmt_desktop.core.averaging import average_models  # noqa: E402
 from nmt_desktop.core.data import CorpusSpec, read_corpus  # noqa: E402
 from nmt_desktop.core.model_dir import load_model, save_model  # noqa: E402
+from nmt_desktop.core.train import snapshots  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,13 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     run = ROOT / "runs" / args.pair
-    snapshots = sorted(q for q in (run / "checkpoints").glob("step-*") if q.name[5:].isdigit())
+    kept = snapshots(run)
     dev = read_corpus(CorpusSpec(path=str(ROOT.parent / "shared/data/tatoeba" / args.pair / "dev.tsv"))).pairs
     dev = dev[: args.sentences] if args.sentences else dev
     candidates: dict[str, list[Path]] = {"best": [run / "best"], "last": [run / "last"]}
     for k in (int(x) for x in args.k.split(",")):
-        if 1 < k <= len(snapshots):
-            candidates[f"avg{k} ({snapshots[-k].name}..{snapshots[-1].name})"] = snapshots[-k:]
+        if 1 < k <= len(kept):
+            candidates[f"avg{k} ({kept[-k].name}..{kept[-1].name})"] = kept[-k:]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, paths in candidates.items():
