@@ -30,8 +30,10 @@ class KVCache:
         self.layers = layers
         self.src_mask = src_mask  # (B, 1, 1, S) bool, or None when no source position is padding
         self.length = length
-        self.output_t: Tensor | None = None  # (D, V) output matrix, transposed for fast decoding steps
-        self.linear_t: dict | None = None  # decoder nn.Linear -> its weight transposed (in, out), likewise
+        self.output = None  # the output projection prepared for decoding steps (prepared_linear.py)
+        self.linear: dict | None = None  # decoder nn.Linear -> PreparedLinear, likewise
+        self.fused = None  # the model's FusedStep (fused_step.py) when single-position steps may use it
+        self.fused_cross = None  # its cross-attention tensors for these rows, made at the first fused step
 
     @classmethod
     def create(cls, cross_kv: list[tuple[Tensor, Tensor]], src_mask: Tensor | None,
@@ -53,13 +55,18 @@ class KVCache:
 
         `length` moves only in `advance`, once every layer has appended the same step.
         """
-        kv = self.layers[layer]
         end = self.length + k.shape[2]
-        if end > kv.self_k.shape[2]:
-            kv.self_k, kv.self_v = self._grow(kv.self_k, end), self._grow(kv.self_v, end)
+        kv = self.reserve(layer, end)
         kv.self_k[:, :, self.length:end] = k
         kv.self_v[:, :, self.length:end] = v
         return kv.self_k[:, :, :end], kv.self_v[:, :, :end]
+
+    def reserve(self, layer: int, end: int) -> LayerKV:
+        """Make room for `end` self-attention positions in `layer` (doubling the buffers when full)."""
+        kv = self.layers[layer]
+        if end > kv.self_k.shape[2]:
+            kv.self_k, kv.self_v = self._grow(kv.self_k, end), self._grow(kv.self_v, end)
+        return kv
 
     def advance(self, t: int) -> None:
         self.length += t
@@ -82,5 +89,7 @@ class KVCache:
             if cross:
                 kv.cross_k = kv.cross_k.index_select(0, indices)
                 kv.cross_v = kv.cross_v.index_select(0, indices)
+        if cross:
+            self.fused_cross = None
         if cross and self.src_mask is not None:
             self.src_mask = self.src_mask.index_select(0, indices)

@@ -73,22 +73,18 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights
 
 
 def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
-    """`layer(x)` for x (B, T, in); with `fast` (a search's transposed weights, see
-    `Transformer.start_cache`) and only a few rows, `x @ W_t` on a contiguous (in, out) copy,
-    which is faster than the (out, in) layout for single-row products on CPU.
+    """`layer(x)` for x (B, T, in); with `fast` (a search's {layer: PreparedLinear}, see
+    `Transformer.fast_weights`) through the layer's weights prepared for decoding steps.
     rows: flat indices (N,) into B * T: only those positions are computed, the others are zeros
     (training leaves the padding out this way)."""
+    B, T, _ = x.shape
     if rows is not None:
-        B, T, _ = x.shape
         y = layer(x.reshape(B * T, -1).index_select(0, rows))  # (N, out)
         return y.new_zeros(B * T, y.shape[-1]).index_copy(0, rows, y).view(B, T, -1)
-    wt = None if fast is None else fast.get(layer)
-    B, T, _ = x.shape
-    if wt is None or B * T > 64 or (B * T == 1 and wt.shape[0] > wt.shape[1]):
-        return layer(x)  # a single row times a wide-input (out < in) matrix is faster in the (out, in) layout
-    x2 = x.reshape(B * T, -1)  # (B*T, in)
-    out = x2 @ wt if layer.bias is None else torch.addmm(layer.bias, x2, wt)  # (B*T, out)
-    return out.view(B, T, -1)
+    prepared = None if fast is None else fast.get(layer)
+    if prepared is None:
+        return layer(x)
+    return prepared(x.reshape(B * T, -1)).view(B, T, -1)  # (B, T, out)
 
 
 class MultiHeadAttention(nn.Module):

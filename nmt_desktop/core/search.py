@@ -71,11 +71,11 @@ def length_normalise(logprob: float, length: int, alpha: float) -> float:
 def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> Tensor:
     """(R, V) logits -> float32 log-probabilities; <pad> is never generated (as in transformers'
     Marian generation), </s> is suppressed before min_length."""
-    logprobs = torch.log_softmax(logits.float(), dim=-1)
+    logprobs = torch.log_softmax(logits if logits.dtype == torch.float32 else logits.float(), dim=-1)
     if pad_id != eos_id:
-        logprobs[:, pad_id] = float("-inf")
+        logprobs.select(1, pad_id).fill_(float("-inf"))
     if index < cfg.min_length:
-        logprobs[:, eos_id] = float("-inf")
+        logprobs.select(1, eos_id).fill_(float("-inf"))
     return logprobs
 
 
@@ -184,9 +184,12 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
                 tokens = _sample(logprobs, cfg, generator)  # (R,)
             else:
                 tokens = logprobs.argmax(-1)  # (R,)
-            chosen = logprobs.gather(1, tokens[:, None]).squeeze(1)
-            alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
-            step = BatchStep(index, list(alive), tokens.tolist(), chosen.tolist(), alt_ids, alt_lp,
+            chosen = logprobs.gather(1, tokens[:, None])  # (R, 1)
+            if cfg.alternatives <= 1 and not cfg.sample and index >= len(prefix):
+                alt_ids, alt_lp = tokens[:, None].cpu().numpy(), chosen.cpu().numpy()  # top-1 = the greedy choice
+            else:
+                alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
+            step = BatchStep(index, list(alive), tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
                              _attn(out.cross_attention), _attn(out.self_attention))
         yield step
         # Rows go on unless they chose </s> or reached their own max length (cut off).

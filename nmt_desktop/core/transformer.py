@@ -16,10 +16,18 @@ from torch import Tensor, nn
 
 from .cache import KVCache
 from .config import ModelConfig
+from .fused_step import FusedStep, fused_step, prepare_fused_step
+from .prepared_linear import PreparedLinear, prepare_linear
 from .layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
 
 
-FastWeights = tuple  # (output_t (D, V) or None, {nn.Linear: weight (in, out)}), see Transformer.fast_weights
+@dataclass
+class FastWeights:
+    """Weights laid out for decoding steps (see `Transformer.fast_weights`); a snapshot."""
+
+    output: PreparedLinear  # the output projection (logits bias included)
+    linear: dict  # {decoder nn.Linear: PreparedLinear} for the module path
+    step: FusedStep | None  # the fused single-position step (fused_step.py); None: module path only
 
 
 @dataclass
@@ -88,7 +96,7 @@ class DecoderLayer(nn.Module):
         cross-attention context (B, H, t, dh) after head_mask / head_override.
         """
         t = x.shape[1]
-        fast = None if cache is None else cache.linear_t  # transposed weights for single-row steps
+        fast = None if cache is None else cache.linear  # prepared weights for decoding steps
         q, k, v = self.self_attn.project_qkv(self.self_res.before(x), fast, rows)  # (B, H, t, dh) each
         past = 0
         if cache is not None:
@@ -168,32 +176,32 @@ class Transformer(nn.Module):
     def start_cache(self, enc: EncoderOutput, capacity: int = 64, fast: "FastWeights | None" = None) -> KVCache:
         """A cache holding each decoder layer's cross-attention K/V of this source.
 
-        Outside autograd it also holds transposed copies of the output matrix and of the decoder's
-        linear weights (single-row products are ~1.2-2x faster on CPU in that layout): `fast` when
-        given (a `Translator`'s snapshot, see `fast_weights`), else made now, so that they can never
-        go stale when weights change between searches.
+        Outside autograd it also holds the decoder's weights laid out for decoding steps (see
+        `fast_weights`): `fast` when given (a `Translator`'s snapshot), else made now, so that they
+        can never go stale when weights change between searches.
         """
         cross_kv = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
         cache = KVCache.create(cross_kv, enc.src_mask, capacity)
         if not torch.is_grad_enabled():
-            cache.output_t, cache.linear_t = fast if fast is not None else self.fast_weights()
+            fast = fast if fast is not None else self.fast_weights()
+            cache.output, cache.linear = fast.output, fast.linear
+            cache.fused = None if self.training else fast.step
         return cache
 
-    def fast_weights(self) -> "FastWeights":
-        """Transposed copies for decoding steps: the (D, V) output matrix (None for an int8 model, which
-        has its own kernel) and {decoder nn.Linear: its weight as (in, out)}. A snapshot: it does not
-        follow later changes of the weights."""
+    def fast_weights(self) -> FastWeights:
+        """Weights laid out for decoding steps (prepared_linear.py): the fused single-position step
+        (`FusedStep`), the output projection and {decoder nn.Linear: PreparedLinear} for the module
+        path, which shares the fused step's copies except the query projections (their copies there
+        have the query scale folded in). A snapshot: it does not follow later changes of the weights."""
         with torch.no_grad():
-            output_t = None
-            if self.int8_output is None:
-                weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
-                output_t = weight.detach().t().contiguous()  # (D, V)
-            linear_t = {lin: lin.weight.detach().t().contiguous()  # (in, out) per decoder linear
-                        for layer in self.decoder_layers
-                        for lin in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.cross_attn.q_proj,
-                                    layer.cross_attn.out_proj, layer.ffn.fc1, layer.ffn.fc2)
-                        if type(lin) is nn.Linear}  # int8 layers (core/int8.py) keep their own kernel
-        return output_t, linear_t
+            step = prepare_fused_step(self)
+            linear = {}
+            for layer, fused in zip(self.decoder_layers, step.layers):
+                linear.update({layer.self_attn.out_proj: fused.self_out, layer.cross_attn.out_proj: fused.cross_out,
+                               layer.ffn.fc1: fused.fc1, layer.ffn.fc2: fused.fc2,
+                               layer.self_attn.qkv_proj: prepare_linear(layer.self_attn.qkv_proj),
+                               layer.cross_attn.q_proj: prepare_linear(layer.cross_attn.q_proj)})
+        return FastWeights(step.output, linear, step)
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
@@ -210,6 +218,13 @@ class Transformer(nn.Module):
         and on the non-padding source positions (training skips right padding this way: no real
         position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
         """
+        if cache is not None and cache.fused is not None and tgt.shape[1] == 1 and rows is None and \
+                not (need_self or need_context) and head_mask is None and head_override is None:
+            if cache.length >= self.config.max_positions:
+                raise ValueError(f"sequence of {cache.length + 1} tokens exceeds the model's max_positions "
+                                 f"({self.config.max_positions})")
+            logits, cross_w = fused_step(cache.fused, cache, tgt[:, 0], need_cross)  # (B, V), (B, L, H, S)
+            return DecoderOutput(logits[:, None], None if cross_w is None else cross_w[:, :, :, None])
         if cache is None:
             if enc is None:
                 raise ValueError("decode needs the encoder output or a cache")
@@ -237,7 +252,7 @@ class Transformer(nn.Module):
             x = self.decoder_norm(x)
         if flat is not None:
             x = x.reshape(-1, x.shape[-1]).index_select(0, flat)  # (N, D)
-        logits = self.project(x, None if cache is None else cache.output_t)  # (B, t, V) or (N, V)
+        logits = self.project(x, None if cache is None else cache.output)  # (B, t, V) or (N, V)
         return DecoderOutput(
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
@@ -245,17 +260,13 @@ class Transformer(nn.Module):
             torch.stack(contexts, dim=1) if need_context else None,  # (B, L, H, t, dh)
         )
 
-    def project(self, x: Tensor, output_t: Tensor | None = None) -> Tensor:
-        """Decoder states (B, T, D) -> logits (B, T, V).
-
-        output_t: an optional contiguous (D, V) copy of the output matrix (see `start_cache`); for
-        the few rows of a decoding step it makes the product about 2x faster on CPU.
-        """
+    def project(self, x: Tensor, output: PreparedLinear | None = None) -> Tensor:
+        """Decoder states (B, T, D) -> logits (B, T, V); `output`: the projection prepared for
+        decoding steps (see `fast_weights`)."""
         if self.int8_output is not None:
             return self.int8_output(x)
-        if output_t is not None and x.dim() == 3 and x.shape[0] * x.shape[1] <= 64:
-            logits = x @ output_t  # (B, T, V)
-            return logits if self.logits_bias is None else logits + self.logits_bias
+        if output is not None:
+            return output(x.reshape(-1, x.shape[-1])).view(*x.shape[:-1], -1)
         weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
         return F.linear(x, weight, self.logits_bias)
 

@@ -1,0 +1,109 @@
+"""A linear layer's weights laid out once for fast inference on a few rows at a time.
+
+Decoding multiplies 1 (greedy) to a few dozen (beam, batches) rows by each weight matrix per step.
+For that shape the layout of the weights matters more than the arithmetic. Measured on this
+project's CPU, 1 thread, microseconds per product (`benchmarks/linear_layouts.py`):
+
+* one row: `addmm` on a contiguous (in, out) copy is fastest (oneDNN costs ~12 us per call);
+* two or more rows times a matrix of at least 2^17 weights: oneDNN's blocked weight format
+  (`mkldnn::_linear_pointwise`) is 1.1-2.4x faster than MKL's `addmm` (e.g. 8 x 256 -> 1024:
+  58 vs 87 us; 8 x 256 -> 8000: 322 vs 629 us), and applies the activation or adds the residual
+  in the same call. Its copy is made at the first such product (beam search, batches), so greedy
+  single-sentence decoding never holds it;
+* int8 models (core/int8.py) keep fbgemm's packed int8 weights and their own kernel.
+
+A `PreparedLinear` is a snapshot: it does not follow later changes of the layer's weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["PreparedLinear", "prepare_linear"]
+
+_LINEAR_DYNAMIC = torch.ops.quantized.linear_dynamic.default  # an overload: skips the packet's Python checks
+_ONEDNN = torch.ops.mkldnn._linear_pointwise.default
+_ONEDNN_ADD = torch.ops.mkldnn._linear_pointwise.binary
+_ONEDNN_ACTIVATIONS = {"relu": ("relu", ""), "silu": ("swish", ""), "gelu": ("gelu", "none")}
+_ACTIVATIONS = {"relu": torch.relu_, "silu": lambda h: F.silu(h, inplace=True), "gelu": F.gelu}
+_BLOCKING_ROWS = 16  # the row count oneDNN's weight layout is chosen for; any count works with it
+_ONEDNN_MIN_WEIGHTS = 1 << 17  # smaller matrices are faster through addmm at any row count
+
+
+@dataclass
+class PreparedLinear:
+    """`x (N, in) -> (N, out)` for one layer: float weights (`weight_t`) or int8 (`int8`)."""
+
+    bias: Tensor | None  # (out,); None for int8 (inside its packed params)
+    weight_t: Tensor | None = None  # (in, out) contiguous
+    int8: object | None = None  # fbgemm packed params of an int8 dynamic Linear
+    onednn_ok: bool = False  # CPU with oneDNN and a large enough matrix
+    _onednn: Tensor | None = None  # oneDNN blocked weight, made at the first multi-row product
+
+    def _blocked(self, x: Tensor) -> Tensor | None:
+        """The oneDNN weight when it serves x better than addmm, else None."""
+        if not self.onednn_ok or x.shape[0] < 2:
+            return None
+        if self._onednn is None:
+            with torch.no_grad():
+                self._onednn = torch.ops.mkldnn._reorder_linear_weight(self.weight_t.t(), _BLOCKING_ROWS)
+        return self._onednn
+
+    def __call__(self, x: Tensor) -> Tensor:
+        if self.int8 is not None:
+            return _LINEAR_DYNAMIC(x, self.int8, True)
+        blocked = self._blocked(x)
+        if blocked is not None:
+            return _ONEDNN(x, blocked, self.bias, "none", [], "")
+        return torch.mm(x, self.weight_t) if self.bias is None else torch.addmm(self.bias, x, self.weight_t)
+
+    def add(self, x: Tensor, residual: Tensor) -> Tensor:
+        """`residual + self(x)`."""
+        blocked = self._blocked(x)
+        if blocked is not None:
+            return _ONEDNN_ADD(x, residual, blocked, self.bias, "add")
+        return torch.add(residual, self(x))
+
+    def activated(self, x: Tensor, activation: str) -> Tensor:
+        """`activation(self(x))` for "relu", "silu" or "gelu"."""
+        blocked = self._blocked(x)
+        if blocked is not None:
+            attr, algorithm = _ONEDNN_ACTIVATIONS[activation]
+            return _ONEDNN(x, blocked, self.bias, attr, [], algorithm)
+        return _ACTIVATIONS[activation](self(x))
+
+
+def onednn_available(device: torch.device) -> bool:
+    return device.type == "cpu" and torch.backends.mkldnn.is_available()
+
+
+def prepare_linear(layer: nn.Module, scale: float = 1.0, rows: slice | None = None) -> PreparedLinear:
+    """Prepare an `nn.Linear` (or an int8 dynamic Linear, which keeps its kernel and ignores `scale`).
+
+    scale: multiplies output rows `rows` (all when None) of the weight and bias, e.g. to fold the
+    attention's 1/sqrt(dh) into a query projection.
+    """
+    if type(layer) is not nn.Linear:
+        return PreparedLinear(None, int8=layer._packed_params._packed_params)
+    return prepare_weight(layer.weight, layer.bias, scale, rows)
+
+
+def prepare_weight(weight: Tensor, bias: Tensor | None, scale: float = 1.0,
+                   rows: slice | None = None) -> PreparedLinear:
+    """`prepare_linear` for a bare (out, in) weight and optional bias."""
+    with torch.no_grad():
+        weight = weight.detach()
+        bias = None if bias is None else bias.detach()
+        if scale != 1.0:
+            part = rows if rows is not None else slice(None)
+            weight, bias = weight.clone(), None if bias is None else bias.clone()
+            weight[part] *= scale
+            if bias is not None:
+                bias[part] *= scale
+        onednn_ok = weight.dtype == torch.float32 and weight.numel() >= _ONEDNN_MIN_WEIGHTS and \
+            onednn_available(weight.device)
+        return PreparedLinear(bias, weight.t().contiguous(), onednn_ok=onednn_ok)
