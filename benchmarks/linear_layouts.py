@@ -1,18 +1,21 @@
 """Microseconds per product of R rows with one weight matrix: MKL `addmm` on a contiguous (in, out)
-copy vs oneDNN's blocked layout (`mkldnn::_linear_pointwise`), 1 thread, warm caches; the numbers
-behind the dispatch rule in nmt_desktop/core/prepared_linear.py.
+copy vs oneDNN's blocked layout (`mkldnn::_linear_pointwise`), warm caches; the numbers behind the
+dispatch rule in nmt_desktop/core/prepared_linear.py.
 
-    .venv/bin/python benchmarks/linear_layouts.py
+    .venv/bin/python benchmarks/linear_layouts.py --threads 1
+    .venv/bin/python benchmarks/linear_layouts.py --threads 2
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
 import torch
 
-SHAPES = [(256, 256), (256, 768), (256, 1024), (1024, 256), (512, 512), (512, 2048), (256, 8000)]
+SHAPES = [(256, 256), (256, 768), (256, 1024), (1024, 256), (512, 512), (512, 1536), (512, 2048), (256, 8000),
+          (512, 32000)]
 ROWS = [1, 2, 4, 8, 32, 128]
 
 
@@ -28,7 +31,9 @@ def _us(fn, n: int = 300) -> float:
 
 
 def main() -> None:
-    torch.set_num_threads(1)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=1)
+    torch.set_num_threads(ap.parse_args().threads)
     onednn = torch.ops.mkldnn._linear_pointwise.default
     print("| in x out | " + " | ".join(f"{r} rows addmm / oneDNN" for r in ROWS) + " |")
     print("|---|" + "---:|" * len(ROWS))

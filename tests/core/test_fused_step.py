@@ -156,3 +156,21 @@ def test_searches_equal_with_and_without_the_fused_step(beam):
         assert tokens_a == tokens_b and (alt_a == alt_b).all()
         assert lp_a == pytest.approx(lp_b, abs=1e-4)
         assert abs(attn_a - attn_b).max() < 1e-4
+
+
+def test_prepared_linear_single_row_with_threads():
+    """With several threads a single row times a large matrix goes through oneDNN (it splits the
+    product over threads); the result is the same, and with one thread addmm serves it."""
+    layer = torch.nn.Linear(512, 1024)  # 2^19 weights
+    x = torch.randn(1, 512, generator=torch.Generator().manual_seed(0))
+    threads = torch.get_num_threads()
+    try:
+        for n, uses_onednn in ((1, False), (2, True)):
+            torch.set_num_threads(n)
+            prepared = prepare_linear(layer)
+            with torch.inference_mode():
+                torch.testing.assert_close(prepared(x), F.linear(x, layer.weight, layer.bias), atol=1e-4, rtol=1e-4)
+            if torch.backends.mkldnn.is_available():
+                assert (prepared._onednn is not None) == uses_onednn
+    finally:
+        torch.set_num_threads(threads)
