@@ -329,6 +329,29 @@ class BeamState:
         return np.stack([self.records[n.step].query_cross[n.query_row] for n in path], axis=2)
 
 
+def _beam_candidates(logprobs: Tensor, scores: Tensor, alternatives: int
+                     ) -> tuple[Tensor, Tensor, Tensor, np.ndarray, np.ndarray]:
+    """The best 2K expansions of each sentence and every row's top alternatives, from one top-k per row.
+
+    logprobs (B*K, V), scores (B, K) -> candidate scores, flat indices into K*V (beam * V + token)
+    and token log-probs, each (B, 2K), best first, and the alternatives as in `_alternatives`. A
+    sentence's best 2K expansions are among its beams' own best 2K tokens, so one top-k over (B*K, V)
+    replaces a top-k over (B, K*V) plus a second one for the alternatives.
+    """
+    B, K = scores.shape
+    V = logprobs.shape[-1]
+    n = min(2 * K, V)
+    k_alt = max(1, min(alternatives, V))
+    row_lp, row_ids = torch.topk(logprobs, max(n, k_alt), dim=-1)  # (B*K, m) each
+    cand = (scores.view(-1, 1) + row_lp[:, :n]).view(B, K * n)  # (B, K*n)
+    top_scores, pos = torch.topk(cand, min(2 * K, K * n), dim=-1)  # (B, 2K)
+    beam = torch.div(pos, n, rounding_mode="floor")  # (B, 2K) beam within the sentence
+    picked = row_ids[:, :n].reshape(B, K * n).gather(1, pos)  # (B, 2K) token ids
+    top_lps = row_lp[:, :n].reshape(B, K * n).gather(1, pos)  # (B, 2K) each candidate token's log-prob
+    return (top_scores, beam * V + picked, top_lps,
+            row_ids[:, :k_alt].cpu().numpy(), row_lp[:, :k_alt].cpu().numpy().astype(np.float32))
+
+
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
                 head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
                 head_override: HeadOverride | None = None, fast: FastWeights | None = None) -> Iterator[BatchStep]:
@@ -351,16 +374,14 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask
     state.finished = [[] for _ in range(B)]
     done = [False] * B
+    row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
     for index in range(max_len):
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
                                head_mask=hm, head_override=head_override)
             logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (B*K, V)
             V = logprobs.shape[-1]
-            cand = (scores.view(-1, 1) + logprobs).view(B, K * V)  # (B, K*V)
-            top_scores, top_idx = torch.topk(cand, min(2 * K, K * V), dim=-1)  # (B, 2K)
-            top_lps = logprobs.view(B, K * V).gather(1, top_idx)  # (B, 2K) each candidate token's log-prob
-            alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
+            top_scores, top_idx, top_lps, alt_ids, alt_lp = _beam_candidates(logprobs, scores, cfg.alternatives)
             cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
         top_scores_l, top_idx_l, top_lps_l = top_scores.tolist(), top_idx.tolist(), top_lps.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []
@@ -425,7 +446,8 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             new_tokens, new_parents, new_lps, alt_ids[parents_np], alt_lp[parents_np],
             None if cross is None else cross[parents_np],
             None if self_attn is None else self_attn[parents_np], cross))
-        yield _best_live_step(state, index, B, K, new_scores, done)
+        row_tokens = [row_tokens[p] + [t] for p, t in zip(new_parents, new_tokens)]  # each row's hypothesis
+        yield _best_live_step(state, index, B, K, new_scores, row_tokens)
         if all(done):
             break
         with torch.inference_mode():
@@ -463,7 +485,7 @@ def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hy
 
 
 def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[float],
-                    done: list[bool]) -> BatchStep:
+                    row_tokens: list[list[int]]) -> BatchStep:
     """Report, for each sentence still searching, its best live hypothesis after this step."""
     rec = state.records[index]
     rows, picks = [], []
@@ -473,7 +495,7 @@ def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[f
             continue
         rows.append(b)
         picks.append(row)
-    prefixes = [[r[0] for r in _trace(state, index, row)] for row in picks]
+    prefixes = [list(row_tokens[row]) for row in picks]
     pick = np.asarray(picks, dtype=np.int64)
     return BatchStep(
         index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
