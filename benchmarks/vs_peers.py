@@ -33,6 +33,7 @@ does; peers compute none either. The header reports how many CPUs other processe
 
     .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 1,2
     .venv/bin/python benchmarks/vs_peers.py --quick --configs small --threads 1 --json
+    .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 2 --no-ct2   # ours vs transformers only
 
 Needs the `bench` extra (transformers, sentencepiece, ctranslate2): pip install -e .[bench].
 Without ctranslate2 its rows are skipped with the reason printed.
@@ -41,6 +42,7 @@ Without ctranslate2 its rows are skipped with the reason printed.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import random
 import statistics
@@ -267,10 +269,11 @@ def run_config(name: str, args: argparse.Namespace, work: Path, skipped: dict[st
                ours(Translator.load(ours_dir, int8=True), True, "ours int8")]
     if not args.no_hf:
         engines += [transformers_engine(hf_dir, "sdpa"), transformers_engine(hf_dir, "eager")]
-    ct2, reason = ct2_engines(hf_dir, work / name, id_to_token)
-    if reason:
-        skipped["ct2"] = reason
-    engines += ct2
+    if not args.no_ct2:
+        ct2, reason = ct2_engines(hf_dir, work / name, id_to_token)
+        if reason:
+            skipped["ct2"] = reason
+        engines += ct2
     rng = random.Random(7)
     text = " ".join(rng.choice(WORDS) for _ in range(40))
     ids = tok(text)["input_ids"]
@@ -365,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sentences", type=int, default=200, help="sentences for the throughput run (default 200)")
     p.add_argument("--batch-size", type=int, default=32, help="throughput batch size (default 32)")
     p.add_argument("--no-hf", action="store_true", help="leave out the transformers rows")
+    p.add_argument("--no-ct2", action="store_true",
+                   help="leave out the CTranslate2 rows (with 2 threads, having CTranslate2 loaded in the "
+                        "process slows torch's own 2-thread runs: see benchmarks/RESULTS.md)")
     p.add_argument("--quick", action="store_true", help="3 repeats, 48 sentences: a smoke run")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = p.parse_args(argv)
@@ -381,11 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         raise SystemExit(f"vs_peers.py needs transformers and sentencepiece (pip install -e .[bench]): {exc}")
     versions = {"transformers": transformers.__version__}
-    try:
-        import ctranslate2
-
-        versions["ctranslate2"] = ctranslate2.__version__
-    except ImportError:
+    try:  # the version without importing the library (loading it is what --no-ct2 avoids)
+        versions["ctranslate2"] = importlib.metadata.version("ctranslate2")
+    except importlib.metadata.PackageNotFoundError:
         versions["ctranslate2"] = None
     skipped: dict[str, str] = {}
     rows: list[dict] = []

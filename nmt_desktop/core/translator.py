@@ -145,7 +145,7 @@ class Translator:
         self.name = name
         self.int8 = int8
         self.device = next(model.parameters()).device
-        self._fast: FastWeights | None = None  # transposed weight copies, made at the first search
+        self._fast: FastWeights | None = None  # weights prepared for decoding steps, made at the first search
 
     @property
     def fast_weights(self) -> FastWeights:
