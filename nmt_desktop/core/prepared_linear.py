@@ -25,11 +25,20 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["PreparedLinear", "prepare_linear"]
+__all__ = ["PreparedLinear", "prepare_linear", "prepare_weight"]
 
-_LINEAR_DYNAMIC = torch.ops.quantized.linear_dynamic.default  # an overload: skips the packet's Python checks
-_ONEDNN = torch.ops.mkldnn._linear_pointwise.default
-_ONEDNN_ADD = torch.ops.mkldnn._linear_pointwise.binary
+
+def _op(namespace: str, name: str, overload: str):
+    """An operator overload (calling it skips the packet's Python checks), or None in a build without it."""
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+_LINEAR_DYNAMIC = _op("quantized", "linear_dynamic", "default")
+_ONEDNN = _op("mkldnn", "_linear_pointwise", "default")
+_ONEDNN_ADD = _op("mkldnn", "_linear_pointwise", "binary")
 _ONEDNN_ACTIVATIONS = {"relu": ("relu", ""), "silu": ("swish", ""), "gelu": ("gelu", "none")}
 _ACTIVATIONS = {"relu": torch.relu_, "silu": lambda h: F.silu(h, inplace=True), "gelu": F.gelu}
 _BLOCKING_ROWS = 16  # the row count oneDNN's weight layout is chosen for; any count works with it
@@ -84,7 +93,7 @@ class PreparedLinear:
 
 
 def onednn_available(device: torch.device) -> bool:
-    return device.type == "cpu" and torch.backends.mkldnn.is_available()
+    return device.type == "cpu" and torch.backends.mkldnn.is_available() and None not in (_ONEDNN, _ONEDNN_ADD)
 
 
 def prepare_linear(layer: nn.Module, scale: float = 1.0, rows: slice | None = None) -> PreparedLinear:

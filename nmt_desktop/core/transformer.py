@@ -17,8 +17,8 @@ from torch import Tensor, nn
 from .cache import KVCache
 from .config import ModelConfig
 from .fused_step import FusedStep, fused_step, prepare_fused_step
-from .prepared_linear import PreparedLinear, prepare_linear
 from .layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
+from .prepared_linear import PreparedLinear, prepare_linear
 
 
 @dataclass
