@@ -117,7 +117,7 @@ def make_inputs(model: Transformer, src_len: int, tgt_len: int, seed: int = 0) -
 def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, capture: bool, fast=None) -> int:
     """One sentence: encode, start the cache, decode len(forced) steps feeding the forced tokens.
 
-    fast: the transposed-weight snapshot a Translator keeps (`model.fast_weights()`); None makes it per sentence."""
+    fast: the prepared-weight snapshot a Translator keeps (`model.fast_weights()`); None makes it per sentence."""
     tgt_len = forced.shape[0]
     with torch.inference_mode():
         enc = model.encode(src)
