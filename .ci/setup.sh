@@ -16,9 +16,10 @@ TORCH_VERSION="2.13.0"
 
 log() { printf '[setup] %s\n' "$*"; }
 
-# --- 1. System libraries: Python venv support, Qt's xcb/EGL/font runtime, Xvfb -----------------
+# --- 1. System libraries: Python venv support, a C++ compiler, Qt's xcb/EGL/font runtime, Xvfb ---
 APT_PACKAGES=(
     python3-venv
+    g++
     libgl1 libegl1 libxkbcommon0 libfontconfig1 libglib2.0-0 libdbus-1-3
     xvfb
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0
@@ -105,6 +106,18 @@ else
     log "pip: installing -e .[test,package]"
     "$PY" -m pip install -q -e ".[test,package]"
     printf '%s\n' "$want_stamp" >"$STAMP"
+fi
+
+# --- 5. The compiled decoding step (nmt_desktop/core/native/decode_step.cpp) ---------------------
+# Built against the installed torch (~15 s; skipped when the library for this source and torch
+# exists). Optional: without it decoding runs the Python fused step (same results, slower).
+if "$PY" -c "from nmt_desktop.core.native_library import library_path; import sys; sys.exit(library_path() is None)" \
+    >/dev/null 2>&1; then
+    log "native: compiled decoding step already built"
+elif built="$("$PY" -m nmt_desktop.core.native_library)"; then
+    log "native: built $built"
+else
+    log "WARNING: could not build the compiled decoding step (see above); decoding uses the Python step"
 fi
 
 "$PY" -c "

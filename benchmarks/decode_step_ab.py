@@ -1,4 +1,4 @@
-"""A/B of the decoding-step paths (issue 8): modules, modules with prepared weights, the fused step.
+"""A/B of the decoding-step paths (issue 8): modules, prepared weights, the fused step in Python and compiled.
 
 Times encode + start_cache + 40 forced steps (log_softmax, top-5, the attention row to numpy) for
 R rows (1 = greedy, 4 = a beam of 4 over one sentence), 1 thread, random weights, variants
@@ -6,14 +6,16 @@ interleaved so that load hits them alike:
 
 * modules: `Transformer.decode` through the layers, plain `nn.Linear` calls;
 * prepared: the same with each decoder projection prepared (core/prepared_linear.py);
-* fused: core/fused_step.py (what searches run).
+* fused: core/fused_step.py in Python (what searches run without the compiled library);
+* native: the same step compiled (core/native_step.py; what searches run when it is built).
 
-    .venv/bin/python benchmarks/decode_step_ab.py --rounds 3 --repeats 5
+    .venv/bin/python benchmarks/decode_step_ab.py --rounds 3 --repeats 5 [--int8]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import time
@@ -23,10 +25,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nmt_desktop.core.config import PRESETS, ModelConfig  # noqa: E402
+from nmt_desktop.core.int8 import quantize_int8  # noqa: E402
 from nmt_desktop.core.transformer import build_model  # noqa: E402
 
 VOCAB = {"small": 8000, "base": 32000}
-VARIANTS = ("modules", "prepared", "fused")
+VARIANTS = ("modules", "prepared", "fused", "native")
 
 
 def run(model, src: torch.Tensor, fast, variant: str, steps: int = 40) -> float:
@@ -34,7 +37,9 @@ def run(model, src: torch.Tensor, fast, variant: str, steps: int = 40) -> float:
     t = time.perf_counter()
     enc = model.encode(src)
     cache = model.start_cache(enc, capacity=steps + 1, fast=fast)
-    if variant != "fused":
+    if variant == "fused":
+        cache.fused = dataclasses.replace(cache.fused, native=None)
+    if variant not in ("fused", "native"):
         cache.fused = None
     if variant == "modules":
         cache.linear = cache.output = None
@@ -53,22 +58,26 @@ def main() -> None:
     ap.add_argument("--rows", default="1,4")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--int8", action="store_true", help="dynamic int8 linear layers (core/int8.py)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    print("| model | rows | variant | ms/token median | min |\n|---|---:|---|---:|---:|")
+    print(f"| model{' (int8)' if args.int8 else ''} | rows | variant | ms/token median | min |\n|---|---:|---|---:|---:|")
     for name in args.configs.split(","):
         cfg = ModelConfig(src_vocab_size=VOCAB[name], tgt_vocab_size=VOCAB[name], **PRESETS[name])
         model = build_model(cfg, seed=0).eval()
+        if args.int8:
+            model = quantize_int8(model)
         fast = model.fast_weights()  # made once, as a Translator does
+        variants = VARIANTS if fast.step.native is not None else VARIANTS[:-1]
         for rows in [int(r) for r in args.rows.split(",")]:
             src = torch.randint(4, cfg.src_vocab_size, (1, 20), generator=torch.Generator().manual_seed(0))
             src = src.expand(rows, 20).contiguous()
-            times: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            times: dict[str, list[float]] = {v: [] for v in variants}
             with torch.inference_mode():
-                for variant in VARIANTS:  # warm-up (oneDNN weight copies are made at the first multi-row step)
+                for variant in variants:  # warm-up (oneDNN weight copies are made at the first multi-row step)
                     run(model, src, fast, variant)
                 for _ in range(args.rounds):
-                    for variant in VARIANTS:
+                    for variant in variants:
                         times[variant] += [run(model, src, fast, variant) for _ in range(args.repeats)]
             for variant, ts in times.items():
                 print(f"| {name} | {rows} | {variant} | {statistics.median(ts):.2f} | {min(ts):.2f} |")

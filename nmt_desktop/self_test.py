@@ -2,8 +2,9 @@
 
 Loads the default bundled model (or MODEL), translates a few fixed sentences, renders the real
 attention view offscreen and checks the image is not blank, then prints one JSON report on stdout:
-versions, the model, each translation with its time, the grid image's size, and `"ok": true`
-(exit 0). Any failure gives the same report with `"ok": false` and a one-line `"error"` (exit 1).
+versions, the model, whether the compiled decoding step is used, each translation with its time,
+the grid image's size, and `"ok": true` (exit 0). Any failure gives the same report with
+`"ok": false` and a one-line `"error"` (exit 1).
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ def run(model: str | None = None) -> dict[str, Any]:
         translator = Translator.load(path)
         report["model"] = {"name": translator.name, "path": str(path),
                            "load_ms": round(1000 * (time.perf_counter() - start), 1)}
+        from nmt_desktop.core import native_library
+
+        report["native_step"] = native_library.load()  # the compiled decoding step (core/native_library.py)
         results, translation = [], None
         for sentence in SENTENCES:
             start = time.perf_counter()

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor, nn
 
 from .cache import KVCache
+from .native_step import prepare_native_step, run_native_step
 from .prepared_linear import PreparedLinear, prepare_linear, prepare_weight
 
 __all__ = ["FusedStep", "fused_step", "prepare_fused_step"]
@@ -70,6 +71,7 @@ class FusedStep:
     head_dim: int
     query_scale: float  # applied after the query projection (int8: 1/sqrt(dh); float: 1, folded in)
     activation: str
+    native: object | None = None  # the compiled step over these tensors (native_step.py), when built
 
 
 @dataclass
@@ -108,9 +110,11 @@ def prepare_fused_step(model: nn.Module) -> FusedStep:
         else:
             weight = model.tgt_embed.weight if model.out_proj is None else model.out_proj.weight  # (V, D)
             output = prepare_weight(weight, model.logits_bias)
-    return FusedStep(layers, model.tgt_embed.weight.detach(), model.embed_scale, model.positions,
+    step = FusedStep(layers, model.tgt_embed.weight.detach(), model.embed_scale, model.positions,
                      output, None if model.decoder_norm is None else _norm(model.decoder_norm),
                      cfg.norm == "pre", cfg.n_heads, dh, dh ** -0.5 if int8 else 1.0, cfg.activation)
+    step.native = prepare_native_step(step)
+    return step
 
 
 def cross_state(cache: KVCache, n_heads: int) -> CrossState:
@@ -147,6 +151,8 @@ def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool
     if cache.fused_cross is None:
         cache.fused_cross = cross_state(cache, step.n_heads)
     cross = cache.fused_cross
+    if step.native is not None:
+        return run_native_step(step.native, cache, cross, tokens, need_cross)
     B = tokens.shape[0]
     H, dh, pre_norm, scale = step.n_heads, step.head_dim, step.pre_norm, step.query_scale
     BH, D = B * H, H * dh
