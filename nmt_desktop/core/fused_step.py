@@ -12,11 +12,12 @@ that step needs, prepared once per model (see `Transformer.fast_weights`):
 * cross-attention keys transposed once per source to (B*H, dh, S) and the source padding turned
   into an additive bias, so each cross-attention is `baddbmm`, `softmax`, `bmm`.
 
-`fused_step` then runs ~30 tensor operations per layer and returns the same logits and cross-attention
-weights as the module path (equal within float rounding; tests/core/test_fused_step.py). The
+`fused_step` then runs ~30 tensor operations per layer and returns the same logits and cross- and
+self-attention weights as the module path (equal within float rounding; tests/core/test_fused_step.py);
+when the compiled library is built (native_step.py) the same step runs in C++ in one call. The
 module path stays the reference and serves everything else: several positions at once (teacher
-forcing, forced prefixes are fed one at a time and so are fused too), self-attention capture,
-head masks and mean ablation.
+forcing; forced prefixes are fed one at a time and so are fused too), head masks, mean ablation
+and per-head context capture.
 """
 
 from __future__ import annotations
@@ -141,9 +142,11 @@ def _residual(y: Tensor, norm: FusedNorm, pre_norm: bool) -> Tensor:
     return y if pre_norm else _layer_norm(y, norm)
 
 
-def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool) -> tuple[Tensor, Tensor | None]:
-    """Decode one new position per row: tokens (B,) -> logits (B, V) and, with need_cross, the
-    cross-attention weights (B, L, H, S) of this position. Appends to and advances the cache.
+def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool,
+               need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """Decode one new position per row: tokens (B,) -> logits (B, V), with need_cross the
+    cross-attention weights (B, L, H, S) and with need_self the self-attention weights
+    (B, L, H, length + 1) of this position. Appends to and advances the cache.
 
     Attention runs as `bmm` on (B*H, ...) views; every line is one or two tensor operations, as
     the per-operation cost is what a small model's step is made of.
@@ -152,14 +155,14 @@ def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool
         cache.fused_cross = cross_state(cache, step.n_heads)
     cross = cache.fused_cross
     if step.native is not None:
-        return run_native_step(step.native, cache, cross, tokens, need_cross)
+        return run_native_step(step.native, cache, cross, tokens, need_cross, need_self)
     B = tokens.shape[0]
     H, dh, pre_norm, scale = step.n_heads, step.head_dim, step.pre_norm, step.query_scale
     BH, D = B * H, H * dh
     pos = cache.length
     n = pos + 1
     x = torch.add(step.positions[pos], step.embedding.index_select(0, tokens), alpha=step.embed_scale)  # (B, D)
-    weights = []
+    cross_weights, self_weights = [], []
     for i, layer in enumerate(step.layers):
         kv = cache.reserve(i, n)
         # self-attention over the cached positions and this one
@@ -171,6 +174,8 @@ def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool
         capacity = kv.self_k.shape[2]
         keys = kv.self_k.view(BH, capacity, dh).narrow(1, 0, n)  # (B*H, n, dh)
         probs = torch.softmax(torch.bmm(q, keys.transpose(1, 2)), -1)  # (B*H, 1, n)
+        if need_self:
+            self_weights.append(probs)
         context = torch.bmm(probs, kv.self_v.view(BH, capacity, dh).narrow(1, 0, n))  # (B*H, 1, dh)
         x = _residual(layer.self_out.add(context.view(B, D), x), layer.self_norm, pre_norm)  # (B, D)
         # cross-attention
@@ -182,7 +187,7 @@ def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool
             torch.baddbmm(cross.bias, q, cross.keys_t[i])  # (B*H, 1, S)
         probs = torch.softmax(scores, -1)
         if need_cross:
-            weights.append(probs)
+            cross_weights.append(probs)
         context = torch.bmm(probs, cross.values[i])  # (B*H, 1, dh)
         x = _residual(layer.cross_out.add(context.view(B, D), x), layer.cross_norm, pre_norm)
         # feed-forward
@@ -191,8 +196,11 @@ def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool
     cache.advance(1)
     if step.final_norm is not None:
         x = _layer_norm(x, step.final_norm)
-    logits = step.output(x)  # (B, V)
-    if not need_cross:
-        return logits, None
-    S = weights[0].shape[-1]
-    return logits, torch.stack(weights).view(len(weights), B, H, S).transpose(0, 1)  # (B, L, H, S)
+    return step.output(x), _per_row(cross_weights, B, H), _per_row(self_weights, B, H)  # (B, V), ...
+
+
+def _per_row(weights: list[Tensor], B: int, H: int) -> Tensor | None:
+    """L tensors (B*H, 1, N) -> (B, L, H, N); None for none."""
+    if not weights:
+        return None
+    return torch.stack(weights).view(len(weights), B, H, weights[0].shape[-1]).transpose(0, 1)

@@ -43,12 +43,13 @@ def prepare_native_step(step: "FusedStep") -> object | None:
     return native
 
 
-def run_native_step(native: object, cache: KVCache, cross: "CrossState", tokens: Tensor,
-                    need_cross: bool) -> tuple[Tensor, Tensor | None]:
-    """`fused_step` through the library: tokens (B,) -> logits (B, V), cross-attention (B, L, H, S)."""
+def run_native_step(native: object, cache: KVCache, cross: "CrossState", tokens: Tensor, need_cross: bool,
+                    need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """`fused_step` through the library: tokens (B,) -> logits (B, V), cross-attention (B, L, H, S)
+    with need_cross, self-attention (B, L, H, length + 1) with need_self."""
     end = cache.length + 1
     layers = [cache.reserve(i, end) for i in range(len(cache.layers))]
     out = native.run(tokens, [kv.self_k for kv in layers], [kv.self_v for kv in layers], cross.keys_t,
-                     cross.values, cross.bias, cache.length, need_cross)
+                     cross.values, cross.bias, cache.length, need_cross, need_self)
     cache.advance(1)
-    return out[0], out[1] if need_cross else None
+    return out[0], out[1] if need_cross else None, out[-1] if need_self else None

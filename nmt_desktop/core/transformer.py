@@ -219,12 +219,13 @@ class Transformer(nn.Module):
         position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
         """
         if cache is not None and cache.fused is not None and tgt.shape[1] == 1 and rows is None and \
-                not (need_self or need_context) and head_mask is None and head_override is None:
+                not need_context and head_mask is None and head_override is None:
             if cache.length >= self.config.max_positions:
                 raise ValueError(f"sequence of {cache.length + 1} tokens exceeds the model's max_positions "
                                  f"({self.config.max_positions})")
-            logits, cross_w = fused_step(cache.fused, cache, tgt[:, 0], need_cross)  # (B, V), (B, L, H, S)
-            return DecoderOutput(logits[:, None], None if cross_w is None else cross_w[:, :, :, None])
+            logits, cross_w, self_w = fused_step(cache.fused, cache, tgt[:, 0], need_cross, need_self)  # (B, V), ...
+            return DecoderOutput(logits[:, None], None if cross_w is None else cross_w[:, :, :, None],
+                                 None if self_w is None else self_w[:, :, :, None])  # (B, L, H, 1, S / length)
         if cache is None:
             if enc is None:
                 raise ValueError("decode needs the encoder output or a cache")

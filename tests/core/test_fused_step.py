@@ -46,13 +46,20 @@ def test_fused_step_equals_module_path(variant, int8):
         fused, plain = _twin_caches(model, src)
         tokens = torch.full((3, 1), cfg.decoder_start_id)
         for step in range(12):
-            a = model.decode(tokens, cache=fused, need_cross=True)
-            b = model.decode(tokens, cache=plain, need_cross=True)
+            need_self = step % 2 == 1
+            a = model.decode(tokens, cache=fused, need_cross=True, need_self=need_self)
+            b = model.decode(tokens, cache=plain, need_cross=True, need_self=need_self)
             assert fused.fused_cross is not None and plain.fused_cross is None  # each took its own path
             assert a.logits.shape == b.logits.shape == (tokens.shape[0], 1, cfg.tgt_vocab_size)
             assert a.cross_attention.shape == b.cross_attention.shape
             torch.testing.assert_close(a.logits, b.logits, atol=tol, rtol=tol)
             torch.testing.assert_close(a.cross_attention, b.cross_attention, atol=tol, rtol=tol)
+            if need_self:  # (B, L, H, 1, step + 1)
+                assert a.self_attention.shape == b.self_attention.shape == (
+                    tokens.shape[0], cfg.decoder_layers, cfg.n_heads, 1, step + 1)
+                torch.testing.assert_close(a.self_attention, b.self_attention, atol=tol, rtol=tol)
+            else:
+                assert a.self_attention is None and b.self_attention is None
             tokens = a.logits[:, -1].argmax(-1, keepdim=True)
             if step == 4:  # a finished sentence leaves the batch (cross K/V reordered too)
                 keep = torch.tensor([0, 2])
@@ -82,7 +89,8 @@ def test_fused_step_masks_source_padding():
 
 
 def test_module_path_serves_what_the_fused_step_does_not():
-    """Self-attention capture and head masks take the module path (same logits), the fused step is not made."""
+    """Head masks, mean ablation and context capture take the module path (same logits); the fused
+    step's cross-attention tensors are not made."""
     model = random_model()
     cfg = model.config
     src = torch.tensor([[5, 6, 7, cfg.eos_id]])
@@ -90,12 +98,13 @@ def test_module_path_serves_what_the_fused_step_does_not():
     with torch.inference_mode():
         reference, _ = _twin_caches(model, src)
         expected = model.decode(start, cache=reference).logits
-        for kwargs in (dict(need_self=True), dict(head_mask=torch.ones(cfg.decoder_layers, cfg.n_heads))):
+        assert reference.fused_cross is not None
+        for kwargs in (dict(head_mask=torch.ones(cfg.decoder_layers, cfg.n_heads)), dict(need_context=True)):
             cache, _ = _twin_caches(model, src)
             out = model.decode(start, cache=cache, **kwargs)
             assert cache.fused_cross is None
             torch.testing.assert_close(out.logits, expected, atol=ATOL, rtol=ATOL)
-        assert out.self_attention is None and model.decode(start, cache=cache, need_self=True).self_attention is not None
+        assert out.cross_context is not None
 
 
 def test_fused_step_refuses_positions_beyond_the_model():

@@ -58,10 +58,16 @@ def test_native_step_equals_python_fused_step(variant, int8):
         native, python = _twin_caches(model, src)
         tokens = torch.full((3, 1), cfg.decoder_start_id)
         for step in range(12):
-            need_cross = step % 3 != 2
-            a = model.decode(tokens, cache=native, need_cross=need_cross)
-            b = model.decode(tokens, cache=python, need_cross=need_cross)
+            need_cross, need_self = step % 3 != 2, step % 2 == 0
+            a = model.decode(tokens, cache=native, need_cross=need_cross, need_self=need_self)
+            b = model.decode(tokens, cache=python, need_cross=need_cross, need_self=need_self)
             torch.testing.assert_close(a.logits, b.logits, atol=1e-5, rtol=1e-5)
+            if need_self:
+                assert a.self_attention.shape == b.self_attention.shape == (tokens.shape[0], cfg.decoder_layers,
+                                                                            cfg.n_heads, 1, step + 1)
+                torch.testing.assert_close(a.self_attention, b.self_attention, atol=1e-6, rtol=1e-5)
+            else:
+                assert a.self_attention is None and b.self_attention is None
             if need_cross:
                 assert a.cross_attention.shape == b.cross_attention.shape == (tokens.shape[0], cfg.decoder_layers,
                                                                               cfg.n_heads, 1, src.shape[1])
@@ -88,21 +94,24 @@ def _wide_model():
 
 
 def _search(model, src, beam, fast):
-    decode = DecodeConfig(beam_size=beam, max_len_a=0.0, max_len_b=12, alternatives=3)
+    decode = DecodeConfig(beam_size=beam, max_len_a=0.0, max_len_b=12, alternatives=3, self_attention=True)
     if beam == 1:
-        return [(s.token_ids, s.logprobs, s.cross_attention, s.alt_ids)
+        return [(s.token_ids, s.logprobs, s.cross_attention, s.alt_ids, s.self_attention)
                 for s in greedy_or_sample(model, src, decode, fast=fast)]
     state = BeamState()
     list(beam_search(model, src, decode, state, fast=fast))
-    return [(h.token_ids, h.token_logprobs, h.cross_attention, h.alt_ids) for hyps in state.results for h in hyps]
+    return [(h.token_ids, h.token_logprobs, h.cross_attention, h.alt_ids, h.self_attention)
+            for hyps in state.results for h in hyps]
 
 
 def _assert_same_search(a, b):
     assert len(a) == len(b) > 0
-    for (tokens_a, lp_a, attn_a, alt_a), (tokens_b, lp_b, attn_b, alt_b) in zip(a, b):
+    for (tokens_a, lp_a, attn_a, alt_a, *self_a), (tokens_b, lp_b, attn_b, alt_b, *self_b) in zip(a, b):
         assert tokens_a == tokens_b and (alt_a == alt_b).all()
         assert lp_a == pytest.approx(lp_b, abs=1e-4)
         assert abs(attn_a - attn_b).max() < 1e-4
+        for sa, sb in zip(self_a, self_b):  # beam hypotheses: the self-attention too
+            assert sa is not None and abs(sa - sb).max() < 1e-4
 
 
 @needs_library

@@ -151,10 +151,11 @@ struct DecodeStep : torch::CustomClassHolder {
 
   // tokens (B,) at position `pos`; per layer the self-attention buffers (B, H, capacity, dh) with
   // room for pos + 1, the cross keys (B*H, dh, S) and values (B*H, S, dh); bias (B*H, 1, S) or None.
-  // Returns [logits (B, V)] or, with need_cross, [logits, cross-attention (B, L, H, S)].
+  // Returns [logits (B, V)], then the cross-attention (B, L, H, S) with need_cross, then the
+  // self-attention (B, L, H, pos + 1) with need_self.
   std::vector<Tensor> run(Tensor tokens, std::vector<Tensor> self_k, std::vector<Tensor> self_v,
                           std::vector<Tensor> keys_t, std::vector<Tensor> values, OptTensor bias,
-                          int64_t pos, bool need_cross) {
+                          int64_t pos, bool need_cross, bool need_self) {
     at::NoGradGuard no_grad;
     const int64_t L = static_cast<int64_t>(self_k.size());
     TORCH_CHECK(static_cast<int64_t>(linears.size()) == 6 * L + 1 && static_cast<int64_t>(norms.size()) >= 3 * L &&
@@ -162,7 +163,7 @@ struct DecodeStep : torch::CustomClassHolder {
                 "DecodeStep: the cache does not match the prepared layers");
     const int64_t B = tokens.size(0), D = embedding.size(1), H = n_heads, dh = D / H, BH = B * H, n = pos + 1;
     Tensor x = at::add(positions.select(0, pos), embedding.index_select(0, tokens), embed_scale);  // (B, D)
-    std::vector<Tensor> weights;
+    std::vector<Tensor> cross_weights, self_weights;
     for (int64_t i = 0; i < L; ++i) {
       Linear* lin = &linears[6 * i];
       const Norm* nm = &norms[3 * i];
@@ -175,6 +176,7 @@ struct DecodeStep : torch::CustomClassHolder {
       Tensor q = qkv.select(1, 0).reshape({BH, 1, dh});  // (B*H, 1, dh)
       Tensor keys = self_k[i].view({BH, capacity, dh}).narrow(1, 0, n);  // (B*H, n, dh)
       Tensor probs = at::_softmax(scores(q, keys.transpose(1, 2), zero), -1, false);  // (B*H, 1, n)
+      if (need_self) self_weights.push_back(probs);
       Tensor context = at::bmm(probs, self_v[i].view({BH, capacity, dh}).narrow(1, 0, n));  // (B*H, 1, dh)
       x = lin[1].add(context.view({B, D}), x, lock);
       if (!pre_norm) x = norm(x, nm[0]);
@@ -182,7 +184,7 @@ struct DecodeStep : torch::CustomClassHolder {
       h = pre_norm ? norm(x, nm[1]) : x;
       q = lin[2](h, lock).view({BH, 1, dh});
       probs = at::_softmax(scores(q, keys_t[i], bias ? *bias : zero), -1, false);  // (B*H, 1, S)
-      if (need_cross) weights.push_back(probs);
+      if (need_cross) cross_weights.push_back(probs);
       context = at::bmm(probs, values[i]);  // (B*H, 1, dh)
       x = lin[3].add(context.view({B, D}), x, lock);
       if (!pre_norm) x = norm(x, nm[1]);
@@ -192,10 +194,16 @@ struct DecodeStep : torch::CustomClassHolder {
       if (!pre_norm) x = norm(x, nm[2]);
     }
     if (static_cast<int64_t>(norms.size()) > 3 * L) x = norm(x, norms[3 * L]);
-    Tensor logits = linears[6 * L](x, lock);  // (B, V)
-    if (!need_cross) return {logits};
-    const int64_t S = weights[0].size(-1);
-    return {logits, at::stack(weights).view({L, B, H, S}).transpose(0, 1)};  // (B, L, H, S)
+    std::vector<Tensor> out{linears[6 * L](x, lock)};  // logits (B, V)
+    if (need_cross) out.push_back(per_row(cross_weights, B));  // (B, L, H, S)
+    if (need_self) out.push_back(per_row(self_weights, B));  // (B, L, H, n)
+    return out;
+  }
+
+  // L tensors (B*H, 1, N) -> (B, L, H, N)
+  Tensor per_row(const std::vector<Tensor>& weights, int64_t B) const {
+    const int64_t L = static_cast<int64_t>(weights.size()), N = weights[0].size(-1);
+    return at::stack(weights).view({L, B, n_heads, N}).transpose(0, 1);
   }
 };
 
