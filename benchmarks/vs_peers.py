@@ -34,6 +34,12 @@ does; peers compute none either. The header reports how many CPUs other processe
     .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 1,2
     .venv/bin/python benchmarks/vs_peers.py --quick --configs small --threads 1 --json
     .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 2 --no-ct2   # ours vs transformers only
+    .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 1,2 --separate  # CTranslate2 in its own process
+
+With several threads, CTranslate2 loaded in the same process slows torch's threaded runs (ours and
+transformers; probably its OpenMP runtime beside torch's): `--separate` runs ours + transformers in
+one child process and CTranslate2 in another (each engine then alone in its process, at the cost of
+not interleaving torch engines with CTranslate2's) and merges their rows.
 
 Needs the `bench` extra (transformers, sentencepiece, ctranslate2): pip install -e .[bench].
 Without ctranslate2 its rows are skipped with the reason printed.
@@ -46,6 +52,7 @@ import importlib.metadata
 import json
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -264,9 +271,11 @@ def run_config(name: str, args: argparse.Namespace, work: Path, skipped: dict[st
                           target_spm=str(hf_dir / "target.spm"))
     vocab = json.loads((hf_dir / "vocab.json").read_text(encoding="utf-8"))
     id_to_token = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
-    fp32 = Translator.load(ours_dir)
-    engines = [ours(fp32, True, "ours attn on"), ours(fp32, False, "ours attn off"),
-               ours(Translator.load(ours_dir, int8=True), True, "ours int8")]
+    engines = []
+    if not args.no_ours:
+        fp32 = Translator.load(ours_dir)
+        engines += [ours(fp32, True, "ours attn on"), ours(fp32, False, "ours attn off"),
+                    ours(Translator.load(ours_dir, int8=True), True, "ours int8")]
     if not args.no_hf:
         engines += [transformers_engine(hf_dir, "sdpa"), transformers_engine(hf_dir, "eager")]
     if not args.no_ct2:
@@ -371,9 +380,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-ct2", action="store_true",
                    help="leave out the CTranslate2 rows (with 2 threads, having CTranslate2 loaded in the "
                         "process slows torch's own 2-thread runs: see benchmarks/RESULTS.md)")
+    p.add_argument("--no-ours", action="store_true", help="leave out our own rows (with --separate)")
+    p.add_argument("--separate", action="store_true",
+                   help="run CTranslate2 in a child process of its own and ours + transformers in another; "
+                        "merge the rows (see above)")
     p.add_argument("--quick", action="store_true", help="3 repeats, 48 sentences: a smoke run")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = p.parse_args(argv)
+    if args.separate:
+        return separate(argv if argv is not None else sys.argv[1:], args.json)
     args.threads = [int(t) for t in args.threads.split(",") if t.strip()]
     if args.quick:
         args.repeats, args.sentences = 3, 48
@@ -404,6 +419,27 @@ def main(argv: list[str] | None = None) -> int:
                            "tgt_len": TGT_LEN, "batch_tgt_len": BATCH_TGT_LEN},
               "rows": rows, "ratios": ratios(rows)}
     print(json.dumps(result, indent=2) if args.json else markdown(result))
+    return 0
+
+
+def separate(argv: list[str], as_json: bool) -> int:
+    """`--separate`: the same run as two child processes (torch engines; CTranslate2), rows merged."""
+    base = [a for a in argv if a not in ("--separate", "--json")] + ["--json"]
+    results = []
+    for only in (["--no-ct2"], ["--no-ours", "--no-hf"]):
+        child = subprocess.run([sys.executable, __file__, *base, *only], capture_output=True, text=True)
+        if child.returncode != 0:
+            print(child.stderr[-3000:], file=sys.stderr)
+            return child.returncode
+        results.append(json.loads(child.stdout))
+    torch_run, ct2_run = results
+    rows = torch_run["rows"] + ct2_run["rows"]
+    merged = {**torch_run, "rows": rows, "ratios": ratios(rows), "skipped": {**torch_run["skipped"], **ct2_run["skipped"]},
+              "versions": {**torch_run["versions"], **ct2_run["versions"]}, "separate_processes": True}
+    loads = [r["machine"]["other_load_cpus"] for r in results if r["machine"]["other_load_cpus"] is not None]
+    merged["machine"]["other_load_cpus"] = max(loads) if loads else None
+    print(json.dumps(merged, indent=2) if as_json else "CTranslate2 ran in a process of its own (--separate).\n"
+          + markdown(merged))
     return 0
 
 
