@@ -59,7 +59,7 @@ def load() -> bool:
             if path is not None:
                 torch.ops.load_library(str(path))
             _loaded = path is not None
-        except OSError as exc:  # e.g. a library built against another libtorch
+        except (OSError, RuntimeError) as exc:  # e.g. built against another libtorch, or a clashing copy
             print(f"nmt-desktop: not using the compiled decoding step {path}: {exc}", file=sys.stderr)
             _loaded = False
     return _loaded
