@@ -5,7 +5,7 @@ The library is compiled against the installed torch with the system's C++ compil
 carries a hash of the source and the torch version, so a changed source or another torch is never
 loaded by mistake; it is written next to the source (editable installs, the packaged app) or, where
 that folder is read-only, to the user's cache folder. Without a library, or with
-`NMT_DESKTOP_NATIVE=0`, decoding uses the Python fused step: same results, slower on small models.
+`NMT_DESKTOP_NATIVE=0`, decoding uses the Python fused step: the same float32 results, slower on small models.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `prepare_native_step` hands a `FusedStep`'s prepared tensors to a C++ `DecodeStep` (no copies: the
 same weights, oneDNN / fbgemm layouts and dispatch rules as prepared_linear.py); `run_native_step`
 then does the whole step in one call from Python instead of ~30 per layer. Same results as
-`fused_step` (tests/core/test_native_step.py). CPU only; returns None where it does not apply.
+`fused_step` (tests/core/test_native_step.py; int8 up to the last bit, its query scale being
+applied inside baddbmm). CPU only; returns None where it does not apply.
 """
 
 from __future__ import annotations

@@ -33,14 +33,20 @@ def _twin_caches(model, src):
     return fused, plain
 
 
-@pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_fused_step_equals_module_path(variant, int8):
+def variant_batch(variant: str, int8: bool):
+    """A random model of one architecture variant (int8 copy if asked) and a padded 3-sentence batch."""
     model = random_model(**VARIANTS[variant])
     if int8:
         model = quantize_int8(model)
     cfg = model.config
-    src = padded([[5, 6, 7, 8, 9, cfg.eos_id], [10, 11, cfg.eos_id], [12, 13, 14, 15, cfg.eos_id]], cfg.pad_id)
+    return model, padded([[5, 6, 7, 8, 9, cfg.eos_id], [10, 11, cfg.eos_id], [12, 13, 14, 15, cfg.eos_id]], cfg.pad_id)
+
+
+@pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_fused_step_equals_module_path(variant, int8):
+    model, src = variant_batch(variant, int8)
+    cfg = model.config
     tol = 1e-4 if int8 else ATOL
     with torch.inference_mode():
         fused, plain = _twin_caches(model, src)

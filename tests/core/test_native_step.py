@@ -16,6 +16,7 @@ import threading
 
 import pytest
 import torch
+from test_fused_step import variant_batch
 from test_transformer import VARIANTS, padded, random_model
 from tiny_models import perturbed_model
 
@@ -36,12 +37,17 @@ def test_setup_builds_the_library_in_ci():
     assert native_library.library_path() is not None and BUILT
 
 
+def _python_step(fast):
+    """The same prepared weights with the compiled step left out (the Python fused step runs)."""
+    return dataclasses.replace(fast, step=dataclasses.replace(fast.step, native=None))
+
+
 def _twin_caches(model, src):
     """Caches of one source batch for the compiled step and for the Python fused step."""
     enc = model.encode(src)
     fast = model.fast_weights()
-    python = dataclasses.replace(fast, step=dataclasses.replace(fast.step, native=None))
     assert fast.step.native is not None
+    python = _python_step(fast)
     return model.start_cache(enc, capacity=2, fast=fast), model.start_cache(enc, capacity=2, fast=python)
 
 
@@ -49,11 +55,8 @@ def _twin_caches(model, src):
 @pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_native_step_equals_python_fused_step(variant, int8):
-    model = random_model(**VARIANTS[variant])
-    if int8:
-        model = quantize_int8(model)
+    model, src = variant_batch(variant, int8)
     cfg = model.config
-    src = padded([[5, 6, 7, 8, 9, cfg.eos_id], [10, 11, cfg.eos_id], [12, 13, 14, 15, cfg.eos_id]], cfg.pad_id)
     with torch.inference_mode():
         native, python = _twin_caches(model, src)
         tokens = torch.full((3, 1), cfg.decoder_start_id)
@@ -122,7 +125,7 @@ def test_searches_equal_with_and_without_the_native_step(beam, int8):
     if int8:
         model = quantize_int8(model)
     fast = model.fast_weights()
-    python = dataclasses.replace(fast, step=dataclasses.replace(fast.step, native=None))
+    python = _python_step(fast)
     _assert_same_search(_search(model, src, beam, fast), _search(model, src, beam, python))
 
 

@@ -4,7 +4,8 @@
 // interpreter and binding overhead before the kernel runs; at batch 1 on a small model (and always
 // with int8 weights, whose products are short) that overhead is most of the step. This is the same
 // sequence of ATen calls (addmm / oneDNN / fbgemm products, bmm, softmax, layer_norm), made from
-// C++: no new arithmetic, the same results. Built by core/native_library.py, used through
+// C++: no new arithmetic, the same results (int8: up to the last bit, the query scale being applied
+// inside baddbmm). Built by core/native_library.py, used through
 // core/native_step.py; without it the Python fused step runs.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
