@@ -83,9 +83,19 @@ class KVCache:
         `cross=False` skips the cross-attention tensors, valid when every row is replaced by a row
         of the same source (beams of one sentence share identical cross K/V).
         """
+        # The compiled library (loaded when the fused step has its compiled twin) moves the filled
+        # positions of the rows that change, in place (native/search_ops.cpp); not for more rows.
+        compiled = self.fused is not None and self.fused.native is not None and \
+            indices.shape[0] <= self.layers[0].self_k.shape[0]
+        if compiled:
+            buffers = torch.ops.nmt_desktop.reorder_filled(
+                [b for kv in self.layers for b in (kv.self_k, kv.self_v)], indices, self.length)
+            for i, kv in enumerate(self.layers):
+                kv.self_k, kv.self_v = buffers[2 * i], buffers[2 * i + 1]
         for kv in self.layers:
-            kv.self_k = kv.self_k.index_select(0, indices)
-            kv.self_v = kv.self_v.index_select(0, indices)
+            if not compiled:
+                kv.self_k = kv.self_k.index_select(0, indices)
+                kv.self_v = kv.self_v.index_select(0, indices)
             if cross:
                 kv.cross_k = kv.cross_k.index_select(0, indices)
                 kv.cross_v = kv.cross_v.index_select(0, indices)

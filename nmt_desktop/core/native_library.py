@@ -24,7 +24,10 @@ import torch
 
 __all__ = ["build", "library_path", "load", "native_enabled"]
 
-SOURCE = Path(__file__).with_name("native") / "decode_step.cpp"
+NATIVE = Path(__file__).with_name("native")
+SOURCE = NATIVE / "decode_step.cpp"  # the decoding step; search_ops.cpp adds the searches' kernels
+SOURCES = [SOURCE, NATIVE / "search_ops.cpp"]
+FILES = [*SOURCES, NATIVE / "one_query.h"]  # everything the library is built from: its hash
 _loaded: bool | None = None
 
 
@@ -34,7 +37,7 @@ def native_enabled() -> bool:
 
 
 def _library_name() -> str:
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in FILES)).hexdigest()[:12]
     return f"decode_step-{digest}-torch{torch.__version__}.so"
 
 
@@ -44,7 +47,7 @@ def _folders() -> list[Path]:
 
 def library_path() -> Path | None:
     """The built library for this source and torch, or None."""
-    if not SOURCE.is_file():
+    if not all(path.is_file() for path in FILES):
         return None
     name = _library_name()
     return next((folder / name for folder in _folders() if (folder / name).is_file()), None)
@@ -71,8 +74,8 @@ def _compile_command(out: Path) -> list[str]:
     compiler = os.environ.get("CXX") or "g++"
     abi = int(torch.compiled_with_cxx11_abi())
     lib = library_paths()[0]
-    return [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-            *[f"-I{p}" for p in include_paths()], str(SOURCE), "-o", str(out),
+    return [compiler, "-O3", "-fopenmp-simd", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+            *[f"-I{p}" for p in include_paths()], *map(str, SOURCES), "-o", str(out),
             f"-L{lib}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{lib}"]
 
 
@@ -96,7 +99,8 @@ def build(folder: Path | None = None, force: bool = False) -> Path:
         partial = Path(tmp) / out.name
         result = subprocess.run(_compile_command(partial), capture_output=True, text=True)
         if result.returncode != 0:
-            raise RuntimeError(f"compiling {SOURCE.name} failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
+            names = " and ".join(path.name for path in SOURCES)
+            raise RuntimeError(f"compiling {names} failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
         os.replace(partial, out)
     for old in folder.glob("decode_step-*.so"):  # libraries of earlier sources or torch versions
         if old != out:

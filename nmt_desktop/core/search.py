@@ -12,6 +12,11 @@ len(prefix) steps feed these tokens instead of choosing, one step at a time on t
 them like any other step (their real log-probs, alternatives and attention); the search then goes
 on freely. It is an argument, not a `DecodeConfig` field, because it belongs to one input while a
 DecodeConfig is a reusable set of options. The max length is raised to leave at least one free step.
+
+Where the compiled library is loaded (native_library.py) and the model runs on the CPU, the per-step
+tensor work (log-softmax, top-k, beam candidates, cache reorder) is one call each into
+native/search_ops.cpp; the Python functions here (`_step_logprobs`, `_beam_candidates`) are the
+reference and the fallback, and give the same tokens (tests/core/test_search_ops.py).
 """
 
 from __future__ import annotations
@@ -77,6 +82,26 @@ def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, p
     if index < cfg.min_length:
         logprobs.select(1, eos_id).fill_(float("-inf"))
     return logprobs
+
+
+def _compiled(cache: KVCache) -> bool:
+    """Whether the compiled library's search kernels apply (native/search_ops.cpp): it is loaded and
+    the model runs on the CPU in float32 / int8 (the cache's fused step has its compiled twin)."""
+    return cache.fused is not None and cache.fused.native is not None
+
+
+def _masked_ids(index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> tuple[int, int]:
+    """The ids `_step_logprobs` sets to -inf, as the compiled kernels take them (-1: none)."""
+    return pad_id if pad_id != eos_id else -1, eos_id if index < cfg.min_length else -1
+
+
+def _greedy_choice(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int
+                   ) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:
+    """The greedy pick from logits (R, V) by the compiled kernel: tokens (R,), their log-probs (R, 1)
+    and the top alternatives (R, k); what `greedy_or_sample` computes from `_step_logprobs`."""
+    k = max(1, min(cfg.alternatives, logits.shape[-1]))
+    top_lp, top_ids = torch.ops.nmt_desktop.top_logprobs(logits, k, *_masked_ids(index, cfg, eos_id, pad_id))
+    return top_ids[:, 0], top_lp[:, :1], top_ids.numpy(), top_lp.numpy()
 
 
 def _sample(logprobs: Tensor, cfg: DecodeConfig, generator: torch.Generator) -> Tensor:
@@ -172,23 +197,18 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
     with torch.inference_mode():
         cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len, fast)
     alive = list(range(src.shape[0]))  # batch rows still decoding, in cache order
+    compiled = _compiled(cache)
     hm = head_mask
     for index in range(max_len):
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
                                head_mask=hm, head_override=head_override)
-            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (R, V)
-            if index < len(prefix):
-                tokens = torch.full((logprobs.shape[0],), prefix[index], dtype=torch.long, device=src.device)
-            elif cfg.sample:
-                tokens = _sample(logprobs, cfg, generator)  # (R,)
+            forced = prefix[index] if index < len(prefix) else None
+            pad = model.config.pad_id
+            if compiled and forced is None and not cfg.sample:
+                tokens, chosen, alt_ids, alt_lp = _greedy_choice(out.logits[:, -1], index, cfg, eos, pad)
             else:
-                tokens = logprobs.argmax(-1)  # (R,)
-            chosen = logprobs.gather(1, tokens[:, None])  # (R, 1)
-            if cfg.alternatives <= 1 and not cfg.sample and index >= len(prefix):
-                alt_ids, alt_lp = tokens[:, None].cpu().numpy(), chosen.cpu().numpy()  # top-1 = the greedy choice
-            else:
-                alt_ids, alt_lp = _alternatives(logprobs, cfg.alternatives)
+                tokens, chosen, alt_ids, alt_lp = _choice(out.logits[:, -1], index, cfg, eos, pad, forced, generator)
             step = BatchStep(index, list(alive), tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
                              _attn(out.cross_attention), _attn(out.self_attention))
         yield step
@@ -207,6 +227,23 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
                 hm = hm.index_select(0, keep_t)
         prev = tokens[:, None]
     return enc_attn
+
+
+def _choice(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int, forced: int | None,
+            generator: torch.Generator) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:
+    """The token of each row from logits (R, V): the forced one, a sample, or the greedy pick; returns
+    tokens (R,), their log-probs (R, 1) and the top alternatives (R, k)."""
+    logprobs = _step_logprobs(logits, index, cfg, eos_id, pad_id)  # (R, V)
+    if forced is not None:
+        tokens = torch.full((logprobs.shape[0],), forced, dtype=torch.long, device=logprobs.device)
+    elif cfg.sample:
+        tokens = _sample(logprobs, cfg, generator)  # (R,)
+    else:
+        tokens = logprobs.argmax(-1)  # (R,)
+    chosen = logprobs.gather(1, tokens[:, None])  # (R, 1)
+    if cfg.alternatives <= 1 and not cfg.sample and forced is None:
+        return tokens, chosen, tokens[:, None].cpu().numpy(), chosen.cpu().numpy()  # top-1 = the greedy choice
+    return (tokens, chosen, *_alternatives(logprobs, cfg.alternatives))
 
 
 def collect_greedy(steps: Iterator[BatchStep], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hyp]:
@@ -373,15 +410,22 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         scores[:, 0] = 0.0  # only one live beam at the start, so no duplicates
     hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask
     state.finished = [[] for _ in range(B)]
+    compiled = _compiled(cache)
     done = [False] * B
     row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
     for index in range(max_len):
         with torch.inference_mode():
             out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
                                head_mask=hm, head_override=head_override)
-            logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (B*K, V)
-            V = logprobs.shape[-1]
-            top_scores, top_idx, top_lps, alt_ids, alt_lp = _beam_candidates(logprobs, scores, cfg.alternatives)
+            V = out.logits.shape[-1]
+            if compiled and index >= len(prefix):  # the same in one call (native/search_ops.cpp)
+                top_scores, top_idx, top_lps, alt_ids_t, alt_lp_t = torch.ops.nmt_desktop.beam_candidates(
+                    out.logits[:, -1], scores, max(1, min(cfg.alternatives, V)),
+                    *_masked_ids(index, cfg, eos, model.config.pad_id))
+                alt_ids, alt_lp = alt_ids_t.numpy(), alt_lp_t.numpy()
+            else:  # (a forced token's log-prob is read from `logprobs` below)
+                logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (B*K, V)
+                top_scores, top_idx, top_lps, alt_ids, alt_lp = _beam_candidates(logprobs, scores, cfg.alternatives)
             cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
         top_scores_l, top_idx_l, top_lps_l = top_scores.tolist(), top_idx.tolist(), top_lps.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []

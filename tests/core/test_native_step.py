@@ -107,14 +107,21 @@ def _search(model, src, beam, fast):
             for hyps in state.results for h in hyps]
 
 
-def _assert_same_search(a, b):
+def _assert_same_search(a, b, tol=1e-4):
+    """Same tokens and alternatives; log-probs and attention within `tol`."""
     assert len(a) == len(b) > 0
     for (tokens_a, lp_a, attn_a, alt_a, *self_a), (tokens_b, lp_b, attn_b, alt_b, *self_b) in zip(a, b):
         assert tokens_a == tokens_b and (alt_a == alt_b).all()
-        assert lp_a == pytest.approx(lp_b, abs=1e-4)
-        assert abs(attn_a - attn_b).max() < 1e-4
+        assert lp_a == pytest.approx(lp_b, abs=tol)
+        assert abs(attn_a - attn_b).max() < tol
         for sa, sb in zip(self_a, self_b):  # beam hypotheses: the self-attention too
-            assert sa is not None and abs(sa - sb).max() < 1e-4
+            assert sa is not None and abs(sa - sb).max() < tol
+
+
+# int8 products quantise their input per call: a float rounding difference that moves one
+# activation across a quantisation step changes the product by that step, and over a dozen
+# positions of cached keys the scores drift by up to ~0.1 on this random model. Tokens must agree.
+INT8_TOL = 0.25
 
 
 @needs_library
@@ -126,7 +133,7 @@ def test_searches_equal_with_and_without_the_native_step(beam, int8):
         model = quantize_int8(model)
     fast = model.fast_weights()
     python = _python_step(fast)
-    _assert_same_search(_search(model, src, beam, fast), _search(model, src, beam, python))
+    _assert_same_search(_search(model, src, beam, fast), _search(model, src, beam, python), INT8_TOL if int8 else 1e-4)
 
 
 @needs_library

@@ -2,16 +2,20 @@
 //
 // The Python fused step costs ~30 tensor operations per layer, each a few microseconds of
 // interpreter and binding overhead before the kernel runs; at batch 1 on a small model (and always
-// with int8 weights, whose products are short) that overhead is most of the step. This is the same
-// sequence of ATen calls (addmm / oneDNN / fbgemm products, bmm, softmax, layer_norm), made from
-// C++: no new arithmetic, the same results (int8: up to the last bit, the query scale being applied
-// inside baddbmm). Built by core/native_library.py, used through
-// core/native_step.py; without it the Python fused step runs.
+// with int8 weights, whose products are short) that overhead is most of the step. Here the
+// projections are the same ATen calls (addmm / oneDNN / fbgemm products, as prepared_linear.py
+// dispatches them) and everything between them (embedding, both attentions for the one new
+// position, residual adds, layer norms) is the hand-written loops of one_query.h over buffers
+// allocated once per step. Results equal the Python step's to float rounding (tests/core/
+// test_native_step.py). Built by core/native_library.py, used through core/native_step.py;
+// without it the Python fused step runs.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/quantized/PackedParams.h>
 #include <torch/custom_class.h>
 #include <torch/library.h>
+
+#include "one_query.h"
 
 #include <mutex>
 #include <string>
@@ -29,13 +33,6 @@ auto& onednn_linear() {
       .findSchemaOrThrow("mkldnn::_linear_pointwise", "")
       .typed<Tensor(const Tensor&, const Tensor&, const OptTensor&, c10::string_view, Scalars,
                     std::optional<c10::string_view>)>();
-  return op;
-}
-
-auto& onednn_linear_add() {
-  static auto op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("mkldnn::_linear_pointwise", "binary")
-      .typed<Tensor(const Tensor&, const Tensor&, const Tensor&, const OptTensor&, c10::string_view)>();
   return op;
 }
 
@@ -73,11 +70,6 @@ struct Linear {
     return bias.defined() ? at::addmm(bias, x, weight_t) : at::mm(x, weight_t);
   }
 
-  Tensor add(const Tensor& x, const Tensor& residual, std::mutex& lock) {  // residual + self(x)
-    if (auto* w = use_blocked(x, lock)) return onednn_linear_add().call(x, residual, *w, opt_bias(), "add");
-    return at::add(residual, (*this)(x, lock));
-  }
-
   Tensor activated(const Tensor& x, const std::string& activation, std::mutex& lock) {
     if (auto* w = use_blocked(x, lock)) {
       if (activation == "relu") return onednn_linear().call(x, *w, opt_bias(), "relu", Scalars(), std::nullopt);
@@ -107,14 +99,12 @@ struct DecodeStep : torch::CustomClassHolder {
   std::string activation;
   std::vector<Linear> linears;  // per layer: qkv, self_out, cross_q, cross_out, fc1, fc2; then the output
   std::vector<Norm> norms;  // per layer: self, cross, ffn; then the final norm of pre-norm models
-  Tensor zero;  // (1, 1, 1): the additive bias of attention without one
   std::mutex lock;
 
   DecodeStep(Tensor embedding, double embed_scale, Tensor positions, int64_t n_heads, bool pre_norm,
              std::string activation, double query_scale)
       : embedding(std::move(embedding)), positions(std::move(positions)), embed_scale(embed_scale),
-        query_scale(query_scale), n_heads(n_heads), pre_norm(pre_norm), activation(std::move(activation)),
-        zero(at::zeros({1, 1, 1}, this->embedding.options())) {
+        query_scale(query_scale), n_heads(n_heads), pre_norm(pre_norm), activation(std::move(activation)) {
     TORCH_CHECK(this->activation == "relu" || this->activation == "silu" || this->activation == "gelu",
                 "unknown activation ", this->activation);
   }
@@ -138,16 +128,27 @@ struct DecodeStep : torch::CustomClassHolder {
     norms.push_back({weight.value_or(Tensor()), bias.value_or(Tensor()), eps});
   }
 
-  // q (B*H, 1, dh) x keys_t (B*H, dh, n) -> bias + query_scale * q keys_t (B*H, 1, n); `bias` is
-  // `zero` (1, 1, 1) where there is none. The float models' scale is already in their query weights.
-  Tensor scores(const Tensor& q, const Tensor& keys_t, const Tensor& bias) const {
-    const bool no_bias = bias.is_same(zero);
-    if (query_scale == 1.0) return no_bias ? at::bmm(q, keys_t) : at::baddbmm(bias, q, keys_t);
-    return at::baddbmm(bias, q, keys_t, no_bias ? 0.0 : 1.0, query_scale);
+  // x (B, D) -> layer_norm(x) into out (B, D); out may be x
+  static void norm(const Tensor& x, Tensor& out, const Norm& n) {
+    const int64_t B = x.size(0), D = x.size(1);
+    const float* w = n.weight.defined() ? n.weight.data_ptr<float>() : nullptr;
+    const float* b = n.bias.defined() ? n.bias.data_ptr<float>() : nullptr;
+    for (int64_t r = 0; r < B; ++r)
+      one_query::layer_norm(x.data_ptr<float>() + r * D, out.data_ptr<float>() + r * D, w, b, D,
+                            static_cast<float>(n.eps));
   }
 
-  Tensor norm(const Tensor& x, const Norm& n) const {
-    return at::layer_norm(x, {x.size(-1)}, n.weight, n.bias, n.eps);
+  // The stream after a sublayer: x += y (B, D), then post-norm models normalise it in place.
+  void residual(Tensor& x, const Tensor& y, const Norm& n) const {
+    x.add_(y);
+    if (!pre_norm) norm(x, x, n);
+  }
+
+  // The sublayer's input: the stream itself (post-norm) or its layer norm in `h` (pre-norm).
+  const Tensor& sublayer_input(const Tensor& x, Tensor& h, const Norm& n) const {
+    if (!pre_norm) return x;
+    norm(x, h, n);
+    return h;
   }
 
   // tokens (B,) at position `pos`; per layer the self-attention buffers (B, H, capacity, dh) with
@@ -162,49 +163,73 @@ struct DecodeStep : torch::CustomClassHolder {
     TORCH_CHECK(static_cast<int64_t>(linears.size()) == 6 * L + 1 && static_cast<int64_t>(norms.size()) >= 3 * L &&
                 self_v.size() == self_k.size() && keys_t.size() == self_k.size() && values.size() == self_k.size(),
                 "DecodeStep: the cache does not match the prepared layers");
-    const int64_t B = tokens.size(0), D = embedding.size(1), H = n_heads, dh = D / H, BH = B * H, n = pos + 1;
-    Tensor x = at::add(positions.select(0, pos), embedding.index_select(0, tokens), embed_scale);  // (B, D)
-    std::vector<Tensor> cross_weights, self_weights;
+    const int64_t B = tokens.size(0), V = embedding.size(0), D = embedding.size(1), H = n_heads, dh = D / H;
+    const int64_t n = pos + 1, S = keys_t[0].size(2);
+    TORCH_CHECK(pos < positions.size(0), "DecodeStep: position ", pos, " is past the model's ", positions.size(0));
+    tokens = tokens.contiguous();
+    const int64_t* token = tokens.data_ptr<int64_t>();
+    Tensor x = at::empty({B, D}, embedding.options());  // the residual stream
+    for (int64_t b = 0; b < B; ++b) {
+      TORCH_CHECK(token[b] >= 0 && token[b] < V, "DecodeStep: token id ", token[b], " is outside the vocabulary");
+      const float* e = embedding.data_ptr<float>() + token[b] * D;
+      const float* p = positions.data_ptr<float>() + pos * D;
+      float* out = x.data_ptr<float>() + b * D;
+      const float scale = static_cast<float>(embed_scale);
+      for (int64_t d = 0; d < D; ++d) out[d] = p[d] + scale * e[d];
+    }
+    Tensor h = at::empty({B, D}, x.options()), context = at::empty({B, D}, x.options());
+    Tensor cross_out = at::empty({need_cross ? B : 0, L, H, S}, x.options());  // (B, L, H, S)
+    Tensor self_out = at::empty({need_self ? B : 0, L, H, n}, x.options());  // (B, L, H, n)
+    const float qs = static_cast<float>(query_scale);
+    const Tensor bias_c = bias ? bias->contiguous() : Tensor();
     for (int64_t i = 0; i < L; ++i) {
       Linear* lin = &linears[6 * i];
       const Norm* nm = &norms[3 * i];
+      TORCH_CHECK(self_k[i].is_contiguous() && self_v[i].is_contiguous() && self_k[i].size(2) > pos,
+                  "DecodeStep: the self-attention cache must be contiguous with room for position ", pos);
       const int64_t capacity = self_k[i].size(2);
       // self-attention over the cached positions and this one
-      Tensor h = pre_norm ? norm(x, nm[0]) : x;
-      Tensor qkv = lin[0](h, lock).view({B, 3, H, dh});
-      self_k[i].select(2, pos).copy_(qkv.select(1, 1));  // cache (B, H, capacity, dh)
-      self_v[i].select(2, pos).copy_(qkv.select(1, 2));
-      Tensor q = qkv.select(1, 0).reshape({BH, 1, dh});  // (B*H, 1, dh)
-      Tensor keys = self_k[i].view({BH, capacity, dh}).narrow(1, 0, n);  // (B*H, n, dh)
-      Tensor probs = at::_softmax(scores(q, keys.transpose(1, 2), zero), -1, false);  // (B*H, 1, n)
-      if (need_self) self_weights.push_back(probs);
-      Tensor context = at::bmm(probs, self_v[i].view({BH, capacity, dh}).narrow(1, 0, n));  // (B*H, 1, dh)
-      x = lin[1].add(context.view({B, D}), x, lock);
-      if (!pre_norm) x = norm(x, nm[0]);
+      Tensor qkv = lin[0](sublayer_input(x, h, nm[0]), lock).contiguous();  // (B, 3D): q | k | v
+      float* keys = self_k[i].data_ptr<float>();
+      float* vals = self_v[i].data_ptr<float>();
+      at::parallel_for(0, B * H, 16, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(need_self ? 0 : n);
+        for (int64_t bh = begin; bh < end; ++bh) {
+          const int64_t b = bh / H, head = bh % H;
+          const float* q = qkv.data_ptr<float>() + b * 3 * D + head * dh;
+          float* k_rows = keys + bh * capacity * dh;  // (capacity, dh)
+          float* v_rows = vals + bh * capacity * dh;
+          std::copy(q + D, q + D + dh, k_rows + pos * dh);
+          std::copy(q + 2 * D, q + 2 * D + dh, v_rows + pos * dh);
+          float* probs = need_self ? self_out.data_ptr<float>() + ((b * L + i) * H + head) * n : scratch.data();
+          one_query::attend(q, k_rows, v_rows, n, dh, qs, probs, context.data_ptr<float>() + b * D + head * dh);
+        }
+      });
+      residual(x, lin[1](context, lock), nm[0]);
       // cross-attention
-      h = pre_norm ? norm(x, nm[1]) : x;
-      q = lin[2](h, lock).view({BH, 1, dh});
-      probs = at::_softmax(scores(q, keys_t[i], bias ? *bias : zero), -1, false);  // (B*H, 1, S)
-      if (need_cross) cross_weights.push_back(probs);
-      context = at::bmm(probs, values[i]);  // (B*H, 1, dh)
-      x = lin[3].add(context.view({B, D}), x, lock);
-      if (!pre_norm) x = norm(x, nm[1]);
+      Tensor q_cross = lin[2](sublayer_input(x, h, nm[1]), lock).contiguous();  // (B, D)
+      const Tensor kt = keys_t[i].contiguous(), vc = values[i].contiguous();
+      at::parallel_for(0, B * H, 16, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(need_cross ? 0 : S);
+        for (int64_t bh = begin; bh < end; ++bh) {
+          const int64_t b = bh / H, head = bh % H;
+          float* probs = need_cross ? cross_out.data_ptr<float>() + ((b * L + i) * H + head) * S : scratch.data();
+          one_query::attend_transposed(q_cross.data_ptr<float>() + b * D + head * dh,
+                                       kt.data_ptr<float>() + bh * dh * S,
+                                       bias_c.defined() ? bias_c.data_ptr<float>() + bh * S : nullptr,
+                                       vc.data_ptr<float>() + bh * S * dh, S, dh, qs, probs,
+                                       context.data_ptr<float>() + b * D + head * dh);
+        }
+      });
+      residual(x, lin[3](context, lock), nm[1]);
       // feed-forward
-      h = pre_norm ? norm(x, nm[2]) : x;
-      x = lin[5].add(lin[4].activated(h, activation, lock), x, lock);
-      if (!pre_norm) x = norm(x, nm[2]);
+      residual(x, lin[5](lin[4].activated(sublayer_input(x, h, nm[2]), activation, lock), lock), nm[2]);
     }
-    if (static_cast<int64_t>(norms.size()) > 3 * L) x = norm(x, norms[3 * L]);
+    if (static_cast<int64_t>(norms.size()) > 3 * L) norm(x, x, norms[3 * L]);
     std::vector<Tensor> out{linears[6 * L](x, lock)};  // logits (B, V)
-    if (need_cross) out.push_back(per_row(cross_weights, B));  // (B, L, H, S)
-    if (need_self) out.push_back(per_row(self_weights, B));  // (B, L, H, n)
+    if (need_cross) out.push_back(cross_out);
+    if (need_self) out.push_back(self_out);
     return out;
-  }
-
-  // L tensors (B*H, 1, N) -> (B, L, H, N)
-  Tensor per_row(const std::vector<Tensor>& weights, int64_t B) const {
-    const int64_t L = static_cast<int64_t>(weights.size()), N = weights[0].size(-1);
-    return at::stack(weights).view({L, B, n_heads, N}).transpose(0, 1);
   }
 };
 
