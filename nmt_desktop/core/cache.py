@@ -47,6 +47,12 @@ class KVCache:
         return cls(layers, src_mask)
 
     @property
+    def compiled(self) -> bool:
+        """Whether the compiled library's kernels apply to this cache (native/): the library is
+        loaded and the model runs on the CPU in float32 / int8 (its fused step has a compiled twin)."""
+        return self.fused is not None and self.fused.native is not None
+
+    @property
     def batch_size(self) -> int:
         return self.layers[0].cross_k.shape[0]
 
@@ -83,20 +89,18 @@ class KVCache:
         `cross=False` skips the cross-attention tensors, valid when every row is replaced by a row
         of the same source (beams of one sentence share identical cross K/V).
         """
-        # The compiled library (loaded when the fused step has its compiled twin) moves the filled
-        # positions of the rows that change, in place (native/search_ops.cpp); not for more rows.
-        compiled = self.fused is not None and self.fused.native is not None and \
-            indices.shape[0] <= self.layers[0].self_k.shape[0]
-        if compiled:
+        if self.compiled and indices.shape[0] <= self.layers[0].self_k.shape[0]:
+            # in place, only the filled positions of the rows that change (native/search_ops.cpp)
             buffers = torch.ops.nmt_desktop.reorder_filled(
                 [b for kv in self.layers for b in (kv.self_k, kv.self_v)], indices, self.length)
             for i, kv in enumerate(self.layers):
                 kv.self_k, kv.self_v = buffers[2 * i], buffers[2 * i + 1]
-        for kv in self.layers:
-            if not compiled:
+        else:
+            for kv in self.layers:
                 kv.self_k = kv.self_k.index_select(0, indices)
                 kv.self_v = kv.self_v.index_select(0, indices)
-            if cross:
+        if cross:
+            for kv in self.layers:
                 kv.cross_k = kv.cross_k.index_select(0, indices)
                 kv.cross_v = kv.cross_v.index_select(0, indices)
         if cross:

@@ -1,11 +1,14 @@
-"""Build and load the compiled decoding step (native/decode_step.cpp; used by core/native_step.py).
+"""Build and load the compiled library: the decoding step (native/decode_step.cpp with one_query.h;
+used by core/native_step.py) and the search kernels (native/search_ops.cpp; used by core/search.py
+and core/cache.py).
 
 The library is compiled against the installed torch with the system's C++ compiler (`g++`, or
 `$CXX`) by `python -m nmt_desktop.core.native_library`, which `.ci/setup.sh` runs. Its file name
-carries a hash of the source and the torch version, so a changed source or another torch is never
+carries a hash of the sources and the torch version, so a changed source or another torch is never
 loaded by mistake; it is written next to the source (editable installs, the packaged app) or, where
 that folder is read-only, to the user's cache folder. Without a library, or with
-`NMT_DESKTOP_NATIVE=0`, decoding uses the Python fused step: the same float32 results, slower on small models.
+`NMT_DESKTOP_NATIVE=0`, decoding uses the Python fused step and search code: the same float32
+results, slower on small models.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def _compile_command(out: Path) -> list[str]:
     compiler = os.environ.get("CXX") or "g++"
     abi = int(torch.compiled_with_cxx11_abi())
     lib = library_paths()[0]
-    return [compiler, "-O3", "-fopenmp-simd", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+    return [compiler, "-O3", "-fopenmp-simd", "-std=c++17", "-shared", "-fPIC",
+            f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
             *[f"-I{p}" for p in include_paths()], *map(str, SOURCES), "-o", str(out),
             f"-L{lib}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{lib}"]
 

@@ -84,12 +84,6 @@ def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, p
     return logprobs
 
 
-def _compiled(cache: KVCache) -> bool:
-    """Whether the compiled library's search kernels apply (native/search_ops.cpp): it is loaded and
-    the model runs on the CPU in float32 / int8 (the cache's fused step has its compiled twin)."""
-    return cache.fused is not None and cache.fused.native is not None
-
-
 def _masked_ids(index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> tuple[int, int]:
     """The ids `_step_logprobs` sets to -inf, as the compiled kernels take them (-1: none)."""
     return pad_id if pad_id != eos_id else -1, eos_id if index < cfg.min_length else -1
@@ -197,7 +191,7 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
     with torch.inference_mode():
         cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len, fast)
     alive = list(range(src.shape[0]))  # batch rows still decoding, in cache order
-    compiled = _compiled(cache)
+    compiled = cache.compiled  # the search kernels of native/search_ops.cpp apply
     hm = head_mask
     for index in range(max_len):
         with torch.inference_mode():
@@ -410,7 +404,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         scores[:, 0] = 0.0  # only one live beam at the start, so no duplicates
     hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask
     state.finished = [[] for _ in range(B)]
-    compiled = _compiled(cache)
+    compiled = cache.compiled  # the search kernels of native/search_ops.cpp apply
     done = [False] * B
     row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
     for index in range(max_len):
