@@ -336,8 +336,12 @@ def _vocab(path: Path) -> dict[str, int]:
 
 
 def import_marian(hf_dir: str | os.PathLike, out: str | os.PathLike, src_lang: str = "",
-                  tgt_lang: str = "") -> Path:
-    """Convert the Hugging Face MarianMT folder `hf_dir` into the nmt-desktop model folder `out`."""
+                  tgt_lang: str = "", int8: bool = False, card: dict[str, Any] | None = None) -> Path:
+    """Convert the Hugging Face MarianMT folder `hf_dir` into the nmt-desktop model folder `out`.
+
+    int8: store the weight matrices as int8 with per-row scales (under half the float32 size;
+    loading gives float32 back). card: entries added to (and overriding) the written model card.
+    """
     from .model_dir import save_model
 
     hf_dir, out = Path(hf_dir), Path(out)
@@ -380,9 +384,9 @@ def import_marian(hf_dir: str | os.PathLike, out: str | os.PathLike, src_lang: s
             raise MarianImportError(f"weights: tensor {key!r} has shape {list(weights[key].shape)}, but config.json "
                                     f"implies {list(shape)}")
     model.load_state_dict(weights, strict=True)
-    card = {"source": "Hugging Face MarianMT import", "hf_folder": hf_dir.name,
-            "note": "Imported with nmt-desktop import-marian; see the original model's license."}
+    written = {"source": "Hugging Face MarianMT import", "hf_folder": hf_dir.name,
+               "note": "Imported with nmt-desktop import-marian; see the original model's license.", **(card or {})}
     if shared and source.to_str() == target.to_str():
         pair = TokenizerPair(source, source, joint=True)
-    return save_model(out, model.eval(), pair, card)
+    return save_model(out, model.eval(), pair, written, dtype=torch.int8 if int8 else None)
 
