@@ -12,6 +12,20 @@ A model folder holds
 
 The same files zipped (at the archive root or inside a single top-level folder) load as well.
 
+Weights are float tensors named as in `Transformer.state_dict()` (F32, or F16 / BF16 / F64 when
+saved with that dtype), except in int8 folders (`save_model(..., dtype=torch.int8)`, what
+`import_marian(..., int8=True)` writes): there every 2-D weight matrix (the linear layers' weights
+and the embeddings) is stored as
+
+    NAME          I8,  shape (rows, cols)  q = round(w / scale[row]) clamped to [-127, 127]
+    NAME.scale    F32, shape (rows,)       scale[row] = max |w[row, :]| / 127 (0 for an all-zero row)
+
+(symmetric, one scale per row: w is about q * scale[row], off by at most scale[row] / 2), and the
+1-D tensors (biases, norms, the logits bias) stay F32. Loading turns them back into float32. An I8
+tensor is accepted only where the config implies a 2-D weight, and only with its F32 scale tensor
+of shape (rows,) whose values are finite and non-negative; a scale tensor must belong to an I8
+weight. Tensors and their scales may lie in different shards.
+
 Everything read is treated as hostile: safetensors headers are parsed and checked here before any
 loader sees them (a header claiming terabytes is refused without allocating), pickles and PyTorch
 zips posing as weights are recognised and refused, zip members are read into memory with explicit
@@ -78,7 +92,9 @@ _ITEMSIZE = {
     "F8_E4M3": 1, "F8_E4M3FNUZ": 1, "F8_E5M2": 1, "F8_E5M2FNUZ": 1,
 }
 _FLOAT_DTYPES = ("F32", "F16", "BF16", "F64")
-_SAVE_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+_SAVE_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8)
+INT8_SCALE_SUFFIX = ".scale"  # the per-row float32 scales of an int8 weight NAME are tensor NAME + this
+INT8_MAX = 127  # symmetric: q in [-127, 127]
 
 
 class ModelFolderError(Exception):
@@ -115,7 +131,9 @@ def save_model(folder: str | os.PathLike, model: Transformer, tokenizers: Tokeni
     """Write `model` with its vocabularies (and `card`) into `folder`; return the folder.
 
     dtype: None keeps the model's dtype; torch.float16 / torch.bfloat16 store half-size weights
-    (loading converts back to float32). max_shard_bytes: split the weights into
+    (loading converts back to float32); torch.int8 stores every 2-D weight matrix as int8 with one
+    float32 scale per row (NAME + NAME.scale, see the module docstring) and the 1-D tensors as
+    float32: about a quarter of the float32 size. max_shard_bytes: split the weights into
     model-0000i-of-0000N.safetensors files of at most this many bytes each (file size, header
     included) plus model.safetensors.index.json; a single file is written when everything fits.
     Files of the same name are overwritten; weight files of a previous save that this one does
@@ -130,7 +148,7 @@ def save_model(folder: str | os.PathLike, model: Transformer, tokenizers: Tokeni
     if card is not None and not isinstance(card, dict):
         raise ValueError(f"card must be a dict, got {type(card).__name__}")
     if dtype is not None and dtype not in _SAVE_DTYPES:
-        raise ValueError(f"weights can be stored as float32, float16, bfloat16 or float64, not {dtype}")
+        raise ValueError(f"weights can be stored as float32, float16, bfloat16, float64 or int8, not {dtype}")
     if max_shard_bytes is not None and max_shard_bytes <= 0:
         raise ValueError(f"max_shard_bytes must be positive, got {max_shard_bytes}")
 
@@ -139,6 +157,9 @@ def save_model(folder: str | os.PathLike, model: Transformer, tokenizers: Tokeni
         value = value.detach()
         if not value.is_floating_point():
             raise ValueError(f"tensor '{name}' has dtype {value.dtype}; model weights must be floating point")
+        if dtype == torch.int8:
+            tensors.update(_quantize_int8(name, value))
+            continue
         converted = value.to(device="cpu", dtype=dtype or value.dtype).contiguous()
         if dtype is not None and value.dtype != dtype and not bool(torch.isfinite(converted).all()) \
                 and bool(torch.isfinite(value).all()):
@@ -175,6 +196,19 @@ def save_model(folder: str | os.PathLike, model: Transformer, tokenizers: Tokeni
     else:
         _write_text(folder / CARD_FILE, card_text)
     return folder
+
+
+def _quantize_int8(name: str, value: torch.Tensor) -> dict[str, torch.Tensor]:
+    """{name: int8 matrix, name.scale: float32 per-row scales} for a 2-D tensor, {name: float32} otherwise."""
+    value = value.to(device="cpu", dtype=torch.float32)
+    if value.dim() != 2:
+        return {name: value.contiguous()}
+    if not bool(torch.isfinite(value).all()):
+        raise ValueError(f"tensor '{name}' has non-finite values; int8 storage needs finite weights")
+    scale = value.abs().amax(dim=1) / INT8_MAX  # (rows,)
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))  # all-zero rows: q = 0, scale 0
+    q = torch.round(value / safe[:, None]).clamp_(-INT8_MAX, INT8_MAX).to(torch.int8)
+    return {name: q.contiguous(), name + INT8_SCALE_SUFFIX: scale.contiguous()}
 
 
 def zip_model(folder: str | os.PathLike, zip_path: str | os.PathLike) -> Path:
@@ -236,7 +270,7 @@ def _plan_shards(tensors: dict[str, torch.Tensor], max_bytes: int | None) -> lis
         need = entry_bytes(name, tensors[name])
         if base + need > max_bytes:
             raise ValueError(f"tensor '{name}' needs {_mib(need)}, more than max_shard_bytes ({_mib(max_bytes)}); "
-                             "raise max_shard_bytes or store the weights as torch.float16 / torch.bfloat16")
+                             "raise max_shard_bytes or store the weights as torch.float16, torch.bfloat16 or torch.int8")
         if not shards or size + need > max_bytes:
             shards.append([])
             size = base
@@ -733,6 +767,7 @@ def _read_weights(source: _Source, config: ModelConfig) -> Transformer:
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     default_file = WEIGHTS_INDEX if weight_map is not None else WEIGHTS_FILE
     problems: list[tuple[str, str]] = []
+    scales: dict[str, str] = {}  # int8 weight -> its scale tensor
     for key, shape in expected.items():
         if key not in found:
             problems.append((default_file, f"tensor {key!r} is missing, but {CONFIG_FILE} implies it with shape "
@@ -742,11 +777,28 @@ def _read_weights(source: _Source, config: ModelConfig) -> Transformer:
         if info.shape != shape:
             problems.append((file, f"tensor {key!r} has shape {list(info.shape)}, but {CONFIG_FILE} implies "
                                    f"{list(shape)}"))
+        elif info.dtype == "I8":
+            scale_key = key + INT8_SCALE_SUFFIX
+            scale = found.get(scale_key) if scale_key not in expected else None
+            if len(shape) != 2:
+                problems.append((file, f"tensor {key!r} has dtype I8, but only 2-D weight matrices may be stored as "
+                                       f"int8 and {CONFIG_FILE} implies shape {list(shape)}"))
+            elif scale is None:
+                problems.append((file, f"tensor {key!r} has dtype I8 but its scale tensor {scale_key!r} is missing"))
+            elif scale[0].dtype != "F32" or scale[0].shape != shape[:1]:
+                problems.append((scale[1], f"tensor {scale_key!r} has dtype {scale[0].dtype} and shape "
+                                           f"{list(scale[0].shape)}, but the scales of the int8 weight {key!r} must "
+                                           f"be F32 of shape {list(shape[:1])}"))
+            else:
+                scales[key] = scale_key
         elif info.dtype not in _FLOAT_DTYPES:
             problems.append((file, f"tensor {key!r} has dtype {info.dtype}, but weights must be "
-                                   f"{', '.join(_FLOAT_DTYPES[:-1])} or {_FLOAT_DTYPES[-1]}"))
+                                   f"{', '.join(_FLOAT_DTYPES[:-1])} or {_FLOAT_DTYPES[-1]} (or I8 with per-row "
+                                   "scales for 2-D weights)"))
+    scale_keys = {key + INT8_SCALE_SUFFIX for key, shape in expected.items()
+                  if key in found and found[key][0].dtype == "I8" and len(shape) == 2}
     for key, (info, file) in found.items():
-        if key not in expected:
+        if key not in expected and key not in scale_keys:
             problems.append((file, f"holds tensor {key!r}, which {CONFIG_FILE} does not imply"))
     if problems:
         file, problem = problems[0]
@@ -756,13 +808,26 @@ def _read_weights(source: _Source, config: ModelConfig) -> Transformer:
         raise ModelFolderError(file, problem)
 
     state: dict[str, torch.Tensor] = {}
+    raw: dict[str, torch.Tensor] = {}
     for f in files:
         try:
             tensors = f.read_tensors()
         except Exception as exc:  # safetensors.SafetensorError and friends
             raise ModelFolderError(f.name, f"is corrupt ({_reason(exc)})") from None
         for key, value in tensors.items():
-            state[key] = value.float()
+            if key in scales or key in scale_keys:
+                raw[key] = value  # int8 weights and their scales: combined below, across shards
+            else:
+                state[key] = value.float()
+    for key, scale_key in scales.items():
+        scale = raw.pop(scale_key)
+        if scale.dtype != torch.float32 or not bool((torch.isfinite(scale) & (scale >= 0)).all()):
+            raise ModelFolderError(found[scale_key][1], f"tensor {scale_key!r} holds scales that are not finite "
+                                                        "non-negative numbers")
+        q = raw.pop(key)
+        if q.dtype != torch.int8:  # pragma: no cover - the header check above guarantees it
+            raise ModelFolderError(found[key][1], f"tensor {key!r} is not int8")
+        state[key] = q.float().mul_(scale[:, None])
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:  # pragma: no cover - the checks above catch every mismatch first
