@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from nmt_desktop import __version__
 from nmt_desktop.cli_export import add_export
+from nmt_desktop.cli_models import add_models, add_pull
 from nmt_desktop.cli_train import add_eval, add_train
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
@@ -41,6 +42,7 @@ _USER_ERRORS = (
     ("nmt_desktop.core.train", "TrainingError"),
     ("nmt_desktop.core.locations", "ModelNotFoundError"),
     ("nmt_desktop.core.marian", "MarianImportError"),
+    ("nmt_desktop.core.hub_client", "HubError"),
 )
 
 
@@ -635,19 +637,20 @@ def _add_import_marian(sub: argparse._SubParsersAction, common: argparse.Argumen
         "import-marian", parents=[common], help="convert a Hugging Face MarianMT folder into a model folder",
         description="Convert a local Hugging Face MarianMT folder (config.json, model.safetensors or "
                     "pytorch_model.bin, source.spm, target.spm, vocab.json), e.g. an Opus-MT model, into an "
-                    "nmt-desktop model folder. Needs the sentencepiece package (pip install nmt-desktop[marian]); "
+                    "nmt-desktop model folder (to download one from the Hub, use `pull`); "
                     "pytorch_model.bin is read with torch.load(weights_only=True), which refuses pickled code.")
     p.add_argument("hf_dir", metavar="HF_DIR", help="the Hugging Face MarianMT folder")
     p.add_argument("--out", required=True, metavar="MODEL_DIR", help="model folder to write (created if needed)")
     p.add_argument("--src-lang", default="", metavar="CODE", help="source language code stored in config.json")
     p.add_argument("--tgt-lang", default="", metavar="CODE", help="target language code stored in config.json")
+    p.add_argument("--int8", action="store_true", help="store the weights as int8 (under half the float32 size)")
     p.set_defaults(handler=_cmd_import_marian)
 
 
 def _cmd_import_marian(args: argparse.Namespace) -> int:
     from nmt_desktop.core.marian import import_marian
 
-    out = import_marian(args.hf_dir, args.out, src_lang=args.src_lang, tgt_lang=args.tgt_lang)
+    out = import_marian(args.hf_dir, args.out, src_lang=args.src_lang, tgt_lang=args.tgt_lang, int8=args.int8)
     print(f"imported {args.hf_dir} -> {out}")
     return 0
 
@@ -678,6 +681,8 @@ _SUBCOMMANDS: list[Callable[[argparse._SubParsersAction, argparse.ArgumentParser
     add_eval,
     add_export,
     _add_import_marian,
+    add_models,
+    add_pull,
     _add_gui,
 ]
 
