@@ -53,3 +53,24 @@ def tiny_model_dir(tiny_trained, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("models") / "tiny-en-xx"
     card = {"name": "tiny synthetic", "data": "synthetic word-mapping task (tests/tiny_models.py)"}
     return save_model(folder, model, tokenizers, card)
+
+
+@pytest.fixture(scope="session")
+def marian_repo(tmp_path_factory):
+    """A tiny random Marian model in the layout of a Hub repo (tests/hub_stand_in.py), made once."""
+    from hub_stand_in import make_marian_repo
+
+    return make_marian_repo(tmp_path_factory.mktemp("marian-repo"))
+
+
+@pytest.fixture
+def hub(marian_repo, tmp_path, monkeypatch):
+    """A local Hub stand-in serving `marian_repo` as Helsinki-NLP/opus-mt-en-de, reached through
+    HF_ENDPOINT; the user data folder is a fresh temporary one."""
+    from hub_stand_in import HubStandIn
+
+    with HubStandIn([marian_repo]) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "user-data"))
+        yield server

@@ -9,7 +9,7 @@ Endpoints (what huggingface_hub 0.30-2.x asks for):
 
 Fault injection, per file name: `drop_once[name] = n` sends only n bytes of the first GET and
 closes the connection (huggingface_hub then resumes with a Range request); `corrupt` serves bytes
-that differ from the listed checksums.
+that differ from the listed checksums; `forbidden` answers HTTP 403.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class HubStandIn:
         self.requests: list[tuple[str, str, str]] = []  # (method, path, Range header)
         self.drop_once: dict[str, int] = {}
         self.corrupt: set[str] = set()
+        self.forbidden: set[str] = set()  # files answered with HTTP 403 (a download that fails midway)
         self.delay_s = 0.0  # per 64 KiB chunk sent, to make downloads slow enough to cancel
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -160,6 +161,8 @@ class HubStandIn:
                     return self._error(404, "RevisionNotFound", "Invalid rev id")
                 if name not in r.files:
                     return self._error(404, "EntryNotFound", "Entry not found")
+                if name in hub.forbidden:
+                    return self._error(403, "Forbidden", "Access to this file is forbidden")
                 data = r.files[name]
                 if name in hub.corrupt:
                     data = bytes([data[0] ^ 0xFF]) + data[1:]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .hub_client import OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline
+from .hub_client import OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline, probe_reachable
 
 __all__ = ["HubModel", "SearchResult", "language_name", "parse_opus_repo", "search_models", "codes_for"]
 
@@ -133,6 +133,7 @@ def _from_hub() -> list[HubModel]:
     """Helsinki-NLP's opus-mt repos as the Hub lists them now (one bounded, paginated listing)."""
     if hub_offline():
         raise HubUnreachableError("HF_HUB_OFFLINE is set, so the Hugging Face Hub is not contacted")
+    probe_reachable()
     try:
         listed = list(hub_api().list_models(author=OPUS_MT_AUTHOR, search="opus-mt", limit=MAX_LISTED,
                                             expand=["tags", "downloads", "safetensors"]))

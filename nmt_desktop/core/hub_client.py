@@ -46,6 +46,21 @@ def hub_api() -> Any:
     return HfApi(endpoint=hub_endpoint())
 
 
+def probe_reachable(timeout_s: float = 8.0) -> None:
+    """Raise HubUnreachableError unless the Hub answers one request (any HTTP status will do).
+
+    huggingface_hub's listing retries a refused connection with backoff for ~20 s; one probe
+    first lets an offline search fall back to the shipped catalogue at once.
+    """
+    from huggingface_hub import get_session
+
+    try:
+        get_session().head(hub_endpoint() + "/api/models", timeout=timeout_s)
+    except Exception as exc:  # noqa: BLE001 - any transport failure means "not reachable"
+        raise HubUnreachableError(f"cannot reach the Hugging Face Hub at {hub_endpoint()} ({_first_line(exc)}); "
+                                  "check the network connection or proxy settings") from None
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]
@@ -59,6 +74,8 @@ def explain(exc: BaseException, repo: str = "") -> HubError:
     where = hub_endpoint()
     if isinstance(exc, HubError):
         return exc
+    if isinstance(exc, errors.LocalEntryNotFoundError) and exc.__cause__ is not None:
+        return explain(exc.__cause__, repo)  # "not in the cache": the reason is the Hub's own answer
     if isinstance(exc, errors.OfflineModeIsEnabled):
         return HubUnreachableError("HF_HUB_OFFLINE is set, so the Hugging Face Hub is not contacted; unset it to "
                                    "search or download models")
