@@ -58,7 +58,7 @@ class HubStandIn:
         self.drop_once: dict[str, int] = {}
         self.corrupt: set[str] = set()
         self.forbidden: set[str] = set()  # files answered with HTTP 403 (a download that fails midway)
-        self.delay_s = 0.0  # per 64 KiB chunk sent, to make downloads slow enough to cancel
+        self.delay_s = 0.0  # before each 64 KiB chunk of a file, to make downloads slow enough to cancel
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -192,9 +192,9 @@ class HubStandIn:
                 import time
 
                 for i in range(0, len(body), 1 << 16):
-                    self.wfile.write(body[i:i + (1 << 16)])
                     if hub.delay_s:
                         time.sleep(hub.delay_s)
+                    self.wfile.write(body[i:i + (1 << 16)])
 
         return Handler
 

@@ -1,4 +1,5 @@
-"""The Models tab: bundled and recent models, "Open model…" (folder or zip), model info and card.
+"""The Models tab: bundled, installed and recent models, "Get models…" (OPUS-MT from the Hugging Face
+Hub, gui/get_models_dialog.py), "Open model…" (folder or zip), removing installed models, model info and card.
 
 Loading runs in a `ModelLoader` on its own QThread. On success `modelLoaded(translator, info)` is
 emitted; on failure `loadFailed(message)` (one line) and the current model stays loaded.
@@ -10,16 +11,19 @@ import html
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
+                               QMessageBox, QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
 from nmt_desktop.core.model_dir import human_size
 
 from .workers import ModelInfo, ModelLoader, WorkerThread
+
+if TYPE_CHECKING:
+    from .get_models_dialog import GetModelsDialog
 
 log = logging.getLogger("nmt_desktop.gui.models")
 
@@ -122,6 +126,17 @@ class ModelsPanel(QWidget):
         self.open_button.clicked.connect(self.open_folder_dialog)
         self.open_zip_button = QPushButton("Open model zip…")
         self.open_zip_button.clicked.connect(self.open_zip_dialog)
+        self.get_button = QPushButton("Get models…")
+        self.get_button.setToolTip("Download OPUS-MT translation models (1,000+ language pairs) from the Hugging "
+                                   "Face Hub")
+        self.get_button.clicked.connect(self.get_models_dialog)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Delete the selected installed model from your models folder")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.load_button.setToolTip("Load the selected model")
+        self.open_button.setToolTip("Load a model folder from disk")
+        self.open_zip_button.setToolTip("Load a zipped model folder")
+        self.dialog = None  # the Get models dialog, made on first use and kept (a download runs on when closed)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumHeight(6)
@@ -139,7 +154,9 @@ class ModelsPanel(QWidget):
             ll.addWidget(box, 1)
         row = QHBoxLayout()
         row.addWidget(self.load_button)
+        row.addWidget(self.remove_button)
         row.addStretch(1)
+        row.addWidget(self.get_button)
         row.addWidget(self.open_button)
         row.addWidget(self.open_zip_button)
         ll.addLayout(row)
@@ -168,10 +185,11 @@ class ModelsPanel(QWidget):
         for p, suffix in models:
             item = QListWidgetItem(p.name + suffix)
             item.setData(Qt.UserRole, str(p))
+            item.setData(Qt.UserRole + 1, bool(suffix))  # removable: installed by the user
             item.setToolTip(str(p))
             self.bundled_list.addItem(item)
         if not models:
-            item = QListWidgetItem("No bundled models yet — use “Open model folder…”")
+            item = QListWidgetItem("No models yet — use “Get models…” or “Open model folder…”")
             item.setFlags(Qt.NoItemFlags)
             self.bundled_list.addItem(item)
         self._picked = None
@@ -203,6 +221,49 @@ class ModelsPanel(QWidget):
             path = None
         if path:
             self.load(path)
+
+    def remove_selected(self) -> None:
+        """Delete the selected installed model (after a confirmation); bundled ones are not removable."""
+        from nmt_desktop.core.installed import remove_model
+
+        item = self._picked
+        try:
+            path = item.data(Qt.UserRole) if item is not None else None
+            removable = bool(item.data(Qt.UserRole + 1)) if item is not None else False
+        except RuntimeError:
+            path, removable = None, False
+        if not path or not removable:
+            QMessageBox.information(self, "Remove model", "Select a model you installed (marked “installed”); "
+                                                          "bundled models cannot be removed.")
+            return
+        name = Path(path).name
+        if self.info is not None and Path(self.info.path).resolve() == Path(path).resolve():
+            QMessageBox.information(self, "Remove model", f"{name} is loaded: load another model first.")
+            return
+        if QMessageBox.question(self, "Remove model", f"Delete {name} from {Path(path).parent}?") != QMessageBox.Yes:
+            return
+        try:
+            remove_model(name)
+        except (ValueError, OSError) as exc:
+            QMessageBox.warning(self, "Remove model", str(exc))
+        if path in self.recent:
+            self.recent.remove(path)
+        self.refresh()
+
+    def get_models_dialog(self, query: str = "") -> "GetModelsDialog":
+        """Open (or raise) the Get models dialog; an installed model refreshes the list, Load loads it."""
+        from .get_models_dialog import GetModelsDialog
+
+        if self.dialog is None:
+            self.dialog = GetModelsDialog(self.window(), query)
+            self.dialog.modelInstalled.connect(lambda _path: self.refresh())
+            self.dialog.loadRequested.connect(self.load)
+        elif query:
+            self.dialog.query.setText(query)
+        self.dialog.show()
+        self.dialog.raise_()
+        self.dialog.activateWindow()
+        return self.dialog
 
     # -- opening -------------------------------------------------------------------------------------
 
@@ -259,4 +320,6 @@ class ModelsPanel(QWidget):
         self.loadFailed.emit(path, message)
 
     def shutdown(self) -> None:
+        if self.dialog is not None:
+            self.dialog.shutdown()
         self._thread.stop()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QCheckBox, QComb
 from nmt_desktop.core.config import PRESETS, ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
 
+from .formatting import format_eta  # noqa: F401 (re-exported: tests and screenshot use it here)
 from .attention_view import FocusView
 from .devices import Device, detect_devices, no_gpu_message
 from .train_process import TrainProcess, parse_event, train_command
@@ -110,13 +111,6 @@ def flag_command(cfg: TrainConfig) -> str:
         else:
             parts += [_flag(f.name), shlex.quote(str(value))]
     return " ".join(parts + ["--progress", "json"])
-
-
-def format_eta(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 class FloatEdit(QLineEdit):
