@@ -589,6 +589,12 @@ def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--head", type=_non_negative_int, default=None, metavar="H", help="focused head (0-based)")
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
+    g = p.add_argument_group("getting models (the Models tab's Get models… dialog)")
+    g.add_argument("--get-models", metavar="QUERY", default=None,
+                   help="open the Get models dialog and search for QUERY (e.g. 'en de'; '' lists every OPUS-MT model)")
+    g.add_argument("--pull", metavar="REPO", default=None,
+                   help="with --get-models: start downloading REPO in the dialog (with --screenshot, the PNG is "
+                        "taken while the download is in progress)")
     a = p.add_argument_group("analysis tab (with --text)")
     a.add_argument("--analysis-view", choices=ANALYSIS_VIEWS, default=None,
                    help="show this view of the Analysis tab (implies --tab analysis)")
@@ -606,6 +612,8 @@ def _add_gui(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def _cmd_gui(args: argparse.Namespace) -> int:
     if args.view == "grid" and (args.layer is not None or args.head is not None):
         raise UsageError("--layer/--head choose the focus view: drop --view grid")
+    if args.pull is not None and args.get_models is None:
+        raise UsageError("--pull needs --get-models QUERY (the dialog it runs in)")
     if args.screenshot is not None:
         shot = Path(args.screenshot)
         if not shot.parent.is_dir():

@@ -191,10 +191,13 @@ class HubStandIn:
                     return
                 import time
 
-                for i in range(0, len(body), 1 << 16):
-                    if hub.delay_s:
-                        time.sleep(hub.delay_s)
-                    self.wfile.write(body[i:i + (1 << 16)])
+                try:
+                    for i in range(0, len(body), 1 << 16):
+                        if hub.delay_s:
+                            time.sleep(hub.delay_s)
+                        self.wfile.write(body[i:i + (1 << 16)])
+                except (BrokenPipeError, ConnectionResetError):  # the client cancelled or went away
+                    self.close_connection = True
 
         return Handler
 
@@ -216,8 +219,8 @@ def _spm(folder: Path, name: str, seed: int) -> Path:
 
 
 def make_marian_repo(folder: Path, repo: str = "Helsinki-NLP/opus-mt-en-de", weights: str = "safetensors",
-                     seed: int = 0) -> StandInRepo:
-    """A tiny random MarianMTModel (d 16, 1+1 layers) saved by transformers as a Hub repo's files."""
+                     seed: int = 0, d_model: int = 16, layers: int = 1, heads: int = 2) -> StandInRepo:
+    """A random MarianMTModel (tiny by default: d 16, 1+1 layers) saved by transformers as a Hub repo's files."""
     import sentencepiece as spm
     import torch
     from transformers import MarianConfig, MarianMTModel
@@ -231,8 +234,9 @@ def make_marian_repo(folder: Path, repo: str = "Helsinki-NLP/opus-mt-en-de", wei
             if not (sp.is_control(i) or sp.is_unknown(i)):
                 vocab.setdefault(sp.id_to_piece(i), len(vocab))
     vocab["<pad>"] = len(vocab)
-    config = MarianConfig(vocab_size=len(vocab), d_model=16, encoder_layers=1, decoder_layers=1,
-                          encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+    config = MarianConfig(vocab_size=len(vocab), d_model=d_model, encoder_layers=layers, decoder_layers=layers,
+                          encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=4 * d_model,
+                          decoder_ffn_dim=4 * d_model,
                           max_position_embeddings=64, pad_token_id=vocab["<pad>"], eos_token_id=0,
                           decoder_start_token_id=vocab["<pad>"], forced_eos_token_id=0, scale_embedding=True)
     torch.manual_seed(seed)

@@ -75,9 +75,9 @@ def language_name(code: str) -> str:
 
 
 def codes_for(term: str) -> set[str]:
-    """Every code a search term stands for: the term as a code, the codes of the same language
-    ("de" -> {"de", "deu", "ger"}), and codes whose name is or starts with the term ("germ" ->
-    German, Germanic languages). Case-insensitive."""
+    """Every code a search term stands for: the term as a code and the codes of the same language
+    ("de" or "German" -> {"de", "deu", "ger"}); a term that names no language exactly matches names
+    starting with it ("germ" -> German, Germanic languages). Case-insensitive."""
     term = term.strip()
     if not term:
         return set()
@@ -85,12 +85,10 @@ def codes_for(term: str) -> set[str]:
     table = _language_table()
     by_code = {c.lower(): n for c, n in table.items()}
     names = {by_code[low].lower()} if low in by_code else set()
-    codes = {low}
-    for code, name in table.items():
-        lname = name.lower()
-        if lname in names or lname == low or (len(low) >= 3 and lname.startswith(low)):
-            codes.add(code.lower())
-    return codes
+    exact = {code.lower() for code, name in table.items() if name.lower() in names or name.lower() == low}
+    if exact:  # "German" means German, not also Germanic languages
+        return exact | {low}
+    return {low} | {code.lower() for code, name in table.items() if len(low) >= 3 and name.lower().startswith(low)}
 
 
 def parse_opus_repo(repo: str) -> tuple[str, str]:

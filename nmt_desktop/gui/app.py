@@ -458,11 +458,12 @@ def run_gui(args: argparse.Namespace) -> int:
                 panel.view.show_grid()
             if getattr(args, "analysis_view", None) is not None:
                 screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
+        dialog = _open_get_models(window, args) if getattr(args, "get_models", None) is not None else None
         for _ in range(5):
             QApplication.processEvents()
             QThread.msleep(20)
         if args.screenshot:
-            pixmap = window.grab()
+            pixmap = window.grab() if dialog is None else _with_dialog(window.grab(), dialog)
             path = Path(args.screenshot)
             if not pixmap.save(str(path), "PNG"):
                 raise HeadlessError(f"cannot write {path}")
@@ -472,6 +473,34 @@ def run_gui(args: argparse.Namespace) -> int:
     finally:
         window.shutdown()
         window.deleteLater()
+
+
+def _open_get_models(window: "MainWindow", args: argparse.Namespace) -> Any:
+    """--get-models QUERY [--pull REPO]: the dialog searched (and the download started, and with
+    --screenshot under way: some bytes in, not finished)."""
+    window.show_tab("models")
+    dialog = window.models_panel.get_models_dialog(args.get_models)
+    dialog.search()
+    wait_until(lambda: dialog.search_button.isEnabled(), 120, "the model search")
+    if args.pull is not None:
+        dialog.download(args.pull)
+        if args.screenshot:
+            wait_until(lambda: dialog.progress.maximum() == 1000 and dialog.progress.value() >= 200
+                       or not dialog.pulling, 600, "the download to start")
+            if not dialog.pulling and not dialog.installed_path:
+                raise HeadlessError(dialog.progress_label.text().lstrip("⚠ "))
+    return dialog
+
+
+def _with_dialog(pixmap: Any, dialog: Any) -> Any:
+    """The window's picture with the dialog's drawn over its centre, as a person would see them."""
+    from PySide6.QtGui import QPainter
+
+    shot = dialog.grab()
+    painter = QPainter(pixmap)
+    painter.drawPixmap((pixmap.width() - shot.width()) // 2, (pixmap.height() - shot.height()) // 2, shot)
+    painter.end()
+    return pixmap
 
 
 def _check_head(args: argparse.Namespace, info: Any) -> None:

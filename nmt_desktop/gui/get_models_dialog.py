@@ -165,6 +165,10 @@ class GetModelsDialog(QDialog):
             for c, item in enumerate(cells):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
+        if any(m.downloads is not None for m in self.models):
+            self.table.sortByColumn(COLUMNS.index("Downloads"), Qt.DescendingOrder)
+        else:
+            self.table.sortByColumn(0, Qt.AscendingOrder)
         if self.models:
             self.table.selectRow(0)
         n = len(self.models)
@@ -193,6 +197,9 @@ class GetModelsDialog(QDialog):
         repo = repo or self.selected_repo()
         if not repo or self.pulling:
             return self._pull_id
+        for row in range(self.table.rowCount()):  # show which model is downloading
+            if self.table.item(row, 0).data(Qt.UserRole) == repo:
+                self.table.selectRow(row)
         self._pull_id += 1
         self.pulling = True
         self.installed_path = ""
