@@ -12,20 +12,29 @@ logits bias, `<pad>` as the decoder start token and no `<s>`. Anything else is r
 Tokenisation: MarianTokenizer segments text with a SentencePiece model and maps each piece to an
 id through vocab.json (pieces it lacks become `<unk>`), appending `</s>` to the source. Each .spm
 is converted here into a `tokenizers` Unigram model over the whole vocab.json id space: pieces keep
-their SentencePiece scores, vocab.json entries the .spm lacks get a score so low they are chosen
-only for a character nothing else covers, and the normaliser is the .spm's own precompiled
-character map (nmt_nfkc) with SentencePiece's whitespace handling. `sentencepiece` is needed only
-here, at import time; the written model folder needs nothing beyond `tokenizers`.
+their SentencePiece scores and the normaliser is the .spm's own precompiled character map
+(nmt_nfkc) with SentencePiece's whitespace handling. A run of characters the .spm lacks is one
+unknown piece that MarianTokenizer looks up by its surface: the normaliser marks such runs, and
+vocab.json entries made only of such characters match a whole marked run; other entries the .spm
+lacks (the other side's pieces of a shared vocabulary) are never produced from text. The written
+model folder needs nothing beyond `tokenizers`; `sentencepiece` (a dependency of nmt-desktop) is
+read only here.
+
+Multilingual models (e.g. opus-mt-en-ROMANCE) choose the target language by a token such as
+`>>fra<<` at the start of the source. MarianTokenizer takes a leading `>>...<<` off the text as one
+token and segments the rest; its supported codes are the vocab.json entries of that form. Those
+entries become special tokens here (matched before normalisation), so `>>fra<< text` gets
+MarianTokenizer's ids; `Translator.target_language` prepends the chosen one.
+
+Generation: Hugging Face generation configs of Marian models ban `<pad>` (`bad_words_ids`);
+nmt-desktop's search never generates `<pad>` either (core/search.py), so outputs agree.
 
 Known limits: pieces of a .spm that vocab.json lacks are left out of the segmentation lattice
 (MarianTokenizer would still segment with them and map them to `<unk>`; real Opus-MT vocab.json
-files hold every piece of both .spm files). A character that one side's .spm lacks but the other
-side's has as a piece of its own is encoded as that piece's id, where MarianTokenizer gives the id
-of SentencePiece's unknown surface string (usually `<unk>`). The optional Moses punctuation normaliser that
-MarianTokenizer applies when `sacremoses` is installed, and the `>>lang<<` codes of multilingual
-models, are not reproduced. Hugging Face generation configs of Marian models ban `<pad>` during
-generation (`bad_words_ids`); nmt-desktop's search does not, which matters only for models that
-give `<pad>` real probability.
+files hold every piece of both .spm files). A language code anywhere but at the start of the text
+is still one token here, where MarianTokenizer segments its characters. The optional Moses
+punctuation normaliser that MarianTokenizer applies when `sacremoses` is installed is not
+reproduced.
 """
 
 from __future__ import annotations
@@ -42,10 +51,13 @@ from .layers import sinusoidal_positions
 from .tokenizer import Tokenizer, TokenizerPair
 from .transformer import Transformer
 
-__all__ = ["MarianImportError", "convert_spm", "import_marian", "marian_config"]
+__all__ = ["MarianImportError", "convert_spm", "import_marian", "is_language_token", "marian_config",
+           "split_language_code"]
 
 WORD_START = "▁"
-_LOW_SCORE = -1e6  # score of vocab.json entries the .spm lacks: chosen only when nothing else covers a character
+_LOW_SCORE = -1e6  # score of special tokens in the segmentation lattice: never chosen there
+RUN_MARK = "\ufdd0"  # a noncharacter put around each run of characters a .spm lacks (no real text has it)
+UNREACHABLE = " "  # appended to entries no text may produce: pre-tokenized words hold no space
 _ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu"}
 
 
@@ -54,6 +66,23 @@ class MarianImportError(ValueError):
 
     def __init__(self, message: str):
         super().__init__(" ".join(message.split()).rstrip(".") + ".")
+
+
+# -- target-language codes of multilingual models -----------------------------------------------
+
+
+def is_language_token(piece: str) -> bool:
+    """True for a `>>fra<<`-style target-language token (MarianTokenizer's supported_language_codes test)."""
+    return len(piece) > 4 and piece.startswith(">>") and piece.endswith("<<")
+
+
+def split_language_code(text: str) -> tuple[str | None, str]:
+    """(leading `>>...<<` code, rest of the text), or (None, text): how MarianTokenizer reads a source."""
+    if text.startswith(">>"):
+        end = text.find("<<")
+        if end != -1:
+            return text[:end + 2], text[end + 2:]
+    return None, text
 
 
 # -- config ---------------------------------------------------------------------------------------
@@ -263,13 +292,13 @@ def convert_spm(spm_path: Path, vocab: dict[str, int], vocab_size: int, unk_id: 
     """A `tokenizers` Unigram tokenizer giving MarianTokenizer's ids for the pieces of `spm_path`.
 
     Ids are those of `vocab` (piece -> id, covering 0..vocab_size-1); `special` names the special
-    tokens (</s>, <unk>, <pad>) that are never produced from text.
+    tokens: </s>, <unk>, <pad> and `>>lang<<` codes, matched as written in the text, never segmented.
     """
     try:
         import sentencepiece as spm
     except ImportError:
-        raise MarianImportError("importing Marian models needs the sentencepiece package "
-                                "(pip install nmt-desktop[marian])") from None
+        raise MarianImportError("importing Marian models needs the sentencepiece package, a dependency of "
+                                "nmt-desktop that is missing here (pip install sentencepiece)") from None
     import tokenizers
     from tokenizers import Regex, decoders, normalizers, pre_tokenizers
 
@@ -285,15 +314,16 @@ def convert_spm(spm_path: Path, vocab: dict[str, int], vocab_size: int, unk_id: 
         if sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i):
             continue
         scores[sp.id_to_piece(i)] = float(sp.get_score(i))
+    known = {c for piece in scores for c in piece} | {" ", WORD_START}
     by_id: list[tuple[str, float] | None] = [None] * vocab_size
     for piece, i in vocab.items():
         if not 0 <= i < vocab_size:
             raise MarianImportError(f"vocab.json: id {i} of {piece!r} is outside the model's vocabulary "
                                     f"of {vocab_size}")
-        by_id[i] = (piece, scores.get(piece, _LOW_SCORE))
+        by_id[i] = _lattice_entry(piece, scores, known, special)
     for i, entry in enumerate(by_id):
         if entry is None:  # a gap in vocab.json's ids: a placeholder that never matches text
-            by_id[i] = (f"<unused_{i}>", _LOW_SCORE)
+            by_id[i] = (f"<unused_{i}>{UNREACHABLE}", _LOW_SCORE)
     model = tokenizers.models.Unigram([e for e in by_id if e is not None], unk_id=unk_id, byte_fallback=False)
     tok = tokenizers.Tokenizer(model)
     spec = _normalizer_spec(sp.serialized_model_proto())
@@ -302,14 +332,49 @@ def convert_spm(spm_path: Path, vocab: dict[str, int], vocab_size: int, unk_id: 
         parts.append(normalizers.Precompiled(spec["charsmap"]))
     if spec["remove_extra_whitespaces"]:
         parts += [normalizers.Strip(left=True, right=True), normalizers.Replace(Regex(" {2,}"), " ")]
+    if any(e is not None and e[0].startswith(RUN_MARK) for e in by_id):
+        unknown = _negated_class(known)  # mark both ends of each run of characters the .spm lacks
+        parts.append(normalizers.Replace(Regex(f"(?<!{unknown})(?={unknown})|(?<={unknown})(?!{unknown})"),
+                                         RUN_MARK))
     if parts:
         tok.normalizer = normalizers.Sequence(parts)
     scheme = "always" if spec["add_dummy_prefix"] else "never"
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme=scheme)
-    tok.decoder = decoders.Metaspace(replacement=WORD_START, prepend_scheme=scheme)
+    tok.decoder = decoders.Sequence([decoders.Replace(RUN_MARK, ""), decoders.Replace(UNREACHABLE, ""),
+                                     decoders.Metaspace(replacement=WORD_START, prepend_scheme=scheme)])
     tok.add_special_tokens([tokenizers.AddedToken(t, special=True, normalized=False)
                             for t, _ in sorted(special.items(), key=lambda kv: kv[1])])
     return Tokenizer(tok)
+
+
+def _lattice_entry(piece: str, scores: dict[str, float], known: set[str],
+                   special: dict[str, int]) -> tuple[str, float]:
+    """The Unigram (string, score) of a vocab.json entry, so that segmentation is MarianTokenizer's.
+
+    MarianTokenizer maps the .spm's pieces through vocab.json, and a run of characters the .spm
+    lacks (one unknown piece) by its surface: an entry made only of such characters is matched
+    only as a whole run (marked with RUN_MARK by the normaliser). Any other entry the .spm lacks
+    (the other side's pieces of a shared vocabulary) is never produced from text.
+    """
+    if piece in scores:
+        return piece, scores[piece]
+    if piece in special:
+        return piece, _LOW_SCORE
+    if piece and not known.intersection(piece):
+        return f"{RUN_MARK}{piece}{RUN_MARK}", 0.0  # beats the run's unknown nodes, which score below any piece
+    return piece + UNREACHABLE, _LOW_SCORE
+
+
+def _negated_class(chars: set[str]) -> str:
+    """An Oniguruma character class matching any character not in `chars` (as code-point ranges)."""
+    ranges: list[list[int]] = []
+    for point in sorted(map(ord, chars)):
+        if ranges and point == ranges[-1][1] + 1:
+            ranges[-1][1] = point
+        else:
+            ranges.append([point, point])
+    body = "".join(f"\\x{{{a:x}}}" + (f"-\\x{{{b:x}}}" if b > a else "") for a, b in ranges)
+    return f"[^{body}]"
 
 
 def _is_bpe(sp: Any) -> bool:
@@ -367,7 +432,8 @@ def import_marian(hf_dir: str | os.PathLike, out: str | os.PathLike, src_lang: s
     config.src_lang, config.tgt_lang = src_lang, tgt_lang
 
     def specials(vocab: dict[str, int]) -> dict[str, int]:
-        return {t: vocab[t] for t in ("</s>", "<unk>", "<pad>") if t in vocab}
+        """Tokens never segmented from text: </s>, <unk>, <pad> and the >>lang<< codes."""
+        return {t: i for t, i in vocab.items() if t in ("</s>", "<unk>", "<pad>") or is_language_token(t)}
 
     for name in ("source.spm", "target.spm"):
         if not (hf_dir / name).is_file():

@@ -5,6 +5,10 @@
 `translate(text)` returns the finished `Translation` with attention `[layers, heads, target_len,
 source_len]` and an n-best list where each hypothesis carries its own attention.
 
+Multilingual models (OPUS-MT's en-ROMANCE, en-mul, ...) pick the target language by a `>>fra<<`
+token at the start of the source: `target_languages` lists the model's, and `target_language`
+(the chosen one) is put first in the source ids of every input that does not start with one.
+
 Analysis hooks (all plain arguments): `prefix` / `prefix_text` force the first target tokens
 (see search.py), `head_mask` zeroes cross-attention heads and `head_override` replaces them by
 fixed means (see analysis.py).
@@ -21,13 +25,35 @@ import numpy as np
 import torch
 
 from .config import DecodeConfig
+from .marian import RUN_MARK, UNREACHABLE, is_language_token, split_language_code
 from .search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
-from .tokenizer import TokenizerPair
+from .tokenizer import Tokenizer, TokenizerPair
 from .transformer import FastWeights, HeadOverride, Transformer
 
 
 class InputTooLongError(ValueError):
     """A sentence has more tokens than the model's max_positions and cannot be split further."""
+
+
+class TargetLanguageError(ValueError):
+    """A target language the model does not have (or a model that has none to choose)."""
+
+
+def language_tokens(tokenizer: Tokenizer) -> list[str]:
+    """The `>>code<<` tokens of a vocabulary in id order: a multilingual model's target languages."""
+    vocab = tokenizer.hf.get_vocab(with_added_tokens=True)
+    return [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1]) if is_language_token(t)]
+
+
+def language_code(token: str) -> str:
+    """`>>fra<<` -> `fra`: the code a user types to choose a target language."""
+    return token[2:-2] if is_language_token(token) else token
+
+
+def list_codes(tokens: Sequence[str], limit: int = 8) -> str:
+    """A few codes of `tokens` for a message: "fra, spa, por" or "fra, spa, ... (300 in all)"."""
+    codes = [language_code(t) for t in tokens]
+    return ", ".join(codes) if len(codes) <= limit else f"{', '.join(codes[:limit])}, ... ({len(codes)} in all)"
 
 
 @dataclass
@@ -133,8 +159,10 @@ def split_sentences(text: str) -> list[str]:
 class Translator:
     """A model and its tokenizers, ready to decode."""
 
-    def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = "", int8: bool = False):
-        """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/int8.py)."""
+    def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = "", int8: bool = False,
+                 target_language: str | None = None):
+        """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/int8.py).
+        target_language: as the `target_language` property (multilingual models only)."""
         if int8:
             from .int8 import quantize_int8
 
@@ -146,6 +174,9 @@ class Translator:
         self.int8 = int8
         self.device = next(model.parameters()).device
         self._fast: FastWeights | None = None  # weights prepared for decoding steps, made at the first search
+        self._languages: list[str] | None = None  # >>code<< tokens of the source vocabulary, read when first needed
+        self._target_language: str | None = None
+        self.target_language = target_language
 
     @property
     def fast_weights(self) -> FastWeights:
@@ -157,24 +188,71 @@ class Translator:
         return self._fast
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", int8: bool = False) -> "Translator":
-        """Load a model folder or zip (see model_dir) and wrap it; int8 as in `__init__`."""
+    def load(cls, path: str | Path, device: str = "cpu", int8: bool = False,
+             target_language: str | None = None) -> "Translator":
+        """Load a model folder or zip (see model_dir) and wrap it; int8, target_language as in `__init__`."""
         from .model_dir import load_model
 
         loaded = load_model(path, device=device)
-        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
+        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language)
+
+    # --- target language (multilingual models) ----------------------------------------------
+
+    @property
+    def target_languages(self) -> list[str]:
+        """The model's `>>code<<` target-language tokens, in id order; empty for an ordinary model."""
+        return list(self._codes())
+
+    def _codes(self) -> list[str]:
+        if self._languages is None:
+            self._languages = language_tokens(self.tokenizers.source)
+        return self._languages
+
+    @property
+    def target_language(self) -> str | None:
+        """The chosen `>>code<<` token, put first in every source that does not start with one; None: none."""
+        return self._target_language
+
+    @target_language.setter
+    def target_language(self, code: str | None) -> None:
+        self._target_language = self.language_token(code) if code else None
+
+    def language_token(self, code: str) -> str:
+        """The model's token for `code` (`fra` or `>>fra<<`); TargetLanguageError if it has none."""
+        languages = self._codes()
+        if not languages:
+            raise TargetLanguageError(f"this model is not multilingual (it has no target-language tokens "
+                                      f"such as >>fra<<), so target language {code!r} cannot be chosen")
+        token = code.strip()
+        token = token if is_language_token(token) else f">>{token}<<"
+        if token not in languages:
+            raise TargetLanguageError(f"unknown target language {code!r} (this model's target languages: "
+                                      f"{list_codes(languages)})")
+        return token
 
     # --- tokens -----------------------------------------------------------------------------
 
     def source_ids(self, text: str) -> list[int]:
-        ids = self.tokenizers.source.encode(text)
+        """Source token ids of `text` (with </s> if the model adds it); multilingual: led by a >>code<<."""
+        ids = self._encode_source(text)
         return ids + [self.config.eos_id] if self.config.src_add_eos else ids
 
+    def _encode_source(self, text: str) -> list[int]:
+        if not self._codes():
+            return self.tokenizers.source.encode(text)
+        # as MarianTokenizer: a leading >>...<< is one token (<unk> if unknown), the rest is segmented
+        code, rest = split_language_code(text)
+        code = code or self._target_language
+        if code is None:
+            return self.tokenizers.source.encode(text)
+        token_id = self.tokenizers.source.token_to_id(code)
+        return [self.config.unk_id if token_id is None else token_id] + self.tokenizers.source.encode(rest)
+
     def source_pieces(self, ids: Sequence[int]) -> list[str]:
-        return self.tokenizers.source.pieces(ids)
+        return _shown(self.tokenizers.source.pieces(ids))
 
     def target_pieces(self, ids: Sequence[int]) -> list[str]:
-        return self.tokenizers.target.pieces(ids)
+        return _shown(self.tokenizers.target.pieces(ids))
 
     def target_prefix_ids(self, prefix_text: str) -> list[int]:
         """Target-side ids of a text to force as the start of the translation (no </s>)."""
@@ -381,6 +459,12 @@ class TranslationStream:
             enc = enc_holder[0] if enc_holder else None
         enc = None if enc is None else enc[0]
         self.result = tr._translation(self.text, self.ids, hyps, enc)
+
+
+def _shown(pieces: list[str]) -> list[str]:
+    """Pieces without the marks a Marian import puts on entries its .spm lacks (core/marian.py)."""
+    return [p.replace(RUN_MARK, "").removesuffix(UNREACHABLE) if p[-1:] in (RUN_MARK, UNREACHABLE) else p
+            for p in pieces]
 
 
 def _capture_return(gen: Iterator, holder: list) -> Iterator:

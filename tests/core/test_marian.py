@@ -2,6 +2,9 @@
 
 A random-weight MarianMTModel with freshly trained unigram SentencePiece models (no download) is
 imported; ids, teacher-forced logits, greedy and beam outputs must match transformers exactly.
+The parity tests at the end do so on real text (the first 300 English lines of the Tatoeba en-fr
+dev set, read from the shared data folder at test time) plus hand-written tricky Unicode, for a
+shared-vocabulary, a separate-vocabulary and a multilingual (`>>fra<<`) model.
 
 Beam search: nmt-desktop normalises scores with GNMT's ((5 + len) / 6) ** alpha, transformers with
 len ** alpha, so both run with no length penalty (alpha 0 / length_penalty=0.0) and transformers'
@@ -11,24 +14,20 @@ hypotheses; only </s> ranked within the beam finishes one).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
 
 import pytest
+import sentencepiece as spm
 import torch
-
-try:
-    import sentencepiece as spm
-    import transformers
-    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
-except ImportError:  # pragma: no cover - depends on the environment
-    pytest.skip("needs transformers and sentencepiece (pip install -e .[dev-marian])", allow_module_level=True)
+from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.marian import MarianImportError, import_marian
 from nmt_desktop.core.model_dir import load_model
-from nmt_desktop.core.translator import Translator
+from nmt_desktop.core.translator import TargetLanguageError, Translator
 
 # MarianTokenizer recommends sacremoses; without it (as here) it applies no punctuation normaliser
 pytestmark = pytest.mark.filterwarnings("ignore:Recommended. pip install sacremoses")
@@ -46,9 +45,43 @@ SENTENCES = [
     "Dogs, cats & birds; (maybe) \"quoted\" 'text'?",
 ]
 
+# hand-written lines that stress normalisation and segmentation
+TRICKY = [
+    "Cafe\u0301 de\u0301ja\u0300 vu, nai\u0308ve",  # combining accents (NFC would compose them)
+    "ﬁnance ﬂow Ⅻ ① ㎏ ＡＢＣ ｶﾀｶﾅ ™ ℃",  # NFKC-foldable: ligatures, numerals, squared, full/halfwidth
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 ℌ𝔢𝔩𝔩𝔬",  # mathematical alphanumerics
+    "zero\u200bwidth\u200cnon\u200djoiner\ufeffBOM\u2060word joiner",
+    "soft\u00adhyphen and variation ☃\ufe0f ❤\ufe0e",
+    "emoji 😀👍🏽 👨\u200d👩\u200d👧 🇫🇷 🏳️\u200d🌈",
+    "RTL: שלום עולם and مرحبا بالعالم \u200fmark\u200e",
+    "CJK 漢字かな交じり文、中文句子。한국어 문장",
+    "Hindi हिन्दी, Thai ภาษาไทย, Greek Ελληνικά, Russian Русский",
+    "tabs\there\tand\t\tthere",
+    "multiple     spaces   inside",
+    "   leading and trailing   ",
+    "control\x07bell\x1bescape\x7fdel\x01soh",
+    "non\u00a0breaking\u2009thin\u3000ideographic\u2028line sep",
+    "quotes “curly” ‘single’ «guillemets» „low“ ‹one›",
+    "dashes – — ‒ and ellipsis … and bullet •",
+    "math ∑ ∫ √ ≤ ≥ ≠ ∞ ½ ¼ ² ³ µ",
+    "Ångström Øresund Łódź Ærøskøbing Ŀ ĳ",
+    "Türkçe İstanbul ıi ß ẞ ǅ",
+    "line\rcarriage return",
+    "price: $5.00 €3,50 £2 ¥100 ₹7",
+    "mail test@example.com http://example.org/a?b=c&d#e",
+    "I'm \"fine\", aren't I?!",
+    "",
+    " ",
+    "\t",
+    "a",
+    "ABC",
+]
+
 WORDS = ("the cat dog bird sat ran on under mat house tree big small red green blue hello world how are "
          "you café déjà vu naïve façade quick brown fox jumps over lazy numbers and tabs spaces text "
          "maybe quoted birds dogs cats").split()
+
+CODES = (">>fra<<", ">>spa<<", ">>por<<", ">>ita<<")  # the multilingual model's target languages
 
 
 def _corpus(path, seed):
@@ -63,19 +96,25 @@ def _corpus(path, seed):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _train_spm(tmp_path, name, seed, vocab_size=200):
+def _train_spm(tmp_path, name, seed, vocab_size=200, lines=None, coverage=1.0):
+    """A unigram .spm trained on `lines`, or else on a synthetic corpus from WORDS."""
     corpus = tmp_path / f"{name}.txt"
-    _corpus(corpus, seed)
+    if lines is None:
+        _corpus(corpus, seed)
+    else:
+        corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     prefix = tmp_path / name
     spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(prefix), model_type="unigram",
-                                   vocab_size=vocab_size, character_coverage=1.0, num_threads=1,
+                                   vocab_size=vocab_size, character_coverage=coverage, num_threads=1,
                                    minloglevel=2)
     return prefix.with_suffix(".model")
 
 
-def _vocab_of(*models, pad_last=True):
-    """MarianTokenizer's vocab.json layout: </s> 0, <unk> 1, the pieces, <pad> last (or at 2)."""
+def _vocab_of(*models, pad_last=True, codes=()):
+    """MarianTokenizer's vocab.json layout: </s> 0, <unk> 1, language codes, the pieces, <pad> last (or at 2)."""
     vocab = {"</s>": 0, "<unk>": 1} if pad_last else {"</s>": 0, "<unk>": 1, "<pad>": 2}
+    for code in codes:
+        vocab[code] = len(vocab)
     for model in models:
         sp = spm.SentencePieceProcessor(model_file=str(model))
         for i in range(sp.get_piece_size()):
@@ -88,23 +127,25 @@ def _vocab_of(*models, pad_last=True):
 
 
 def _make_hf_folder(folder, tmp_path, safetensors=True, seed=0, eos_bias=5.5, shared=True,
-                    tgt_pieces=200):
+                    tgt_pieces=200, spms=None, codes=(), max_positions=64, pad_bias=-30.0):
+    """A random MarianMTModel saved in `folder` with its MarianTokenizer; spms: (source, target) .spm
+    files (default: trained on synthetic text); codes: language tokens added to vocab.json."""
     folder.mkdir(parents=True)
-    src_model = _train_spm(tmp_path, "src", 1)
-    tgt_model = _train_spm(tmp_path, "tgt", 2, tgt_pieces)
+    src_model, tgt_model = spms or (_train_spm(tmp_path, "src", 1), _train_spm(tmp_path, "tgt", 2, tgt_pieces))
     (folder / "source.spm").write_bytes(src_model.read_bytes())
     (folder / "target.spm").write_bytes(tgt_model.read_bytes())
     if shared:
-        vocab = tgt_vocab = _vocab_of(src_model, tgt_model)
+        vocab = tgt_vocab = _vocab_of(src_model, tgt_model, codes=codes)
     else:  # one id space per side; <pad> must have one id in both
-        vocab, tgt_vocab = _vocab_of(src_model, pad_last=False), _vocab_of(tgt_model, pad_last=False)
+        vocab = _vocab_of(src_model, pad_last=False, codes=codes)
+        tgt_vocab = _vocab_of(tgt_model, pad_last=False)
         (folder / "target_vocab.json").write_text(json.dumps(tgt_vocab, ensure_ascii=False), encoding="utf-8")
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     V, VT, PAD = len(vocab), len(tgt_vocab), vocab["<pad>"]
     cfg = MarianConfig(vocab_size=V, decoder_vocab_size=VT, d_model=32, encoder_layers=2, decoder_layers=2,
                        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
-                       decoder_ffn_dim=64, max_position_embeddings=64, pad_token_id=PAD, eos_token_id=0,
-                       decoder_start_token_id=PAD, forced_eos_token_id=0, scale_embedding=True,
+                       decoder_ffn_dim=64, max_position_embeddings=max_positions, pad_token_id=PAD,
+                       eos_token_id=0, decoder_start_token_id=PAD, forced_eos_token_id=0, scale_embedding=True,
                        activation_function="swish", dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
                        share_encoder_decoder_embeddings=shared)
     torch.manual_seed(seed)
@@ -112,7 +153,7 @@ def _make_hf_folder(folder, tmp_path, safetensors=True, seed=0, eos_bias=5.5, sh
     with torch.no_grad():
         # Marian's init (std 0.02) makes a random model ignore its source; larger weights make the
         # outputs depend on it. A visible final_logits_bias, </s> likely enough to end some
-        # hypotheses, and <pad> never chosen (real Marian generation configs ban it).
+        # hypotheses, and <pad> never chosen unless pad_bias says otherwise.
         for name, p in model.named_parameters():
             if "embed_positions" in name:  # the fixed sinusoids
                 continue
@@ -124,7 +165,7 @@ def _make_hf_folder(folder, tmp_path, safetensors=True, seed=0, eos_bias=5.5, sh
                 p.normal_(0, 0.1)
         model.final_logits_bias.normal_(0, 1.0)
         model.final_logits_bias[0, 0] += eos_bias
-        model.final_logits_bias[0, PAD] = -30.0
+        model.final_logits_bias[0, PAD] = pad_bias
     model.save_pretrained(folder)
     if not safetensors:  # transformers 5 writes only safetensors: store the same state dict the old way
         state = {k: v.contiguous() for k, v in model.state_dict().items()}
@@ -329,3 +370,146 @@ def test_separate_vocabularies(tmp_path):
             theirs_ids.pop()
         ours_ids = tr.translate(text, DecodeConfig(max_len_a=0.0, max_len_b=10)).target_ids
         assert ours_ids == theirs_ids, text
+
+
+# -- <pad> is never generated --------------------------------------------------------------------
+
+
+def test_pad_is_never_generated(tmp_path):
+    """Real Marian generation configs ban <pad> (bad_words_ids); our search bans it always."""
+    torch.set_num_threads(1)
+    hf, tok = _make_hf_folder(tmp_path / "hf", tmp_path, pad_bias=30.0)
+    tr = Translator.load(import_marian(tmp_path / "hf", tmp_path / "ours"))
+    pad, texts, n = hf.config.pad_token_id, SENTENCES[:4], 8
+    enc = tok(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():  # unbanned, <pad> is the most likely first token of every sentence
+        first = hf(**enc, decoder_input_ids=torch.full((len(texts), 1), pad)).logits[:, 0].argmax(-1)
+    assert first.tolist() == [pad] * len(texts)
+    for beam in (1, 3):
+        theirs = _hf_generate(hf, tok, texts, beam, n, bad_words_ids=[[pad]])
+        cfg = DecodeConfig(beam_size=beam, length_penalty=0.0, max_len_a=0.0, max_len_b=n, attention=False)
+        ours = [t.target_ids for t in tr.translate_batch(texts, cfg)]
+        assert all(pad not in ids and ids for ids in ours)
+        assert ours == theirs
+
+
+# -- parity on real text: shared, separate and multilingual vocabularies --------------------------
+
+
+def _hf_generate(hf, tok, texts, beam, n, **kwargs):
+    """transformers' outputs for `texts` (start token and trailing <pad>s removed)."""
+    enc = tok(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        # forced_eos_token_id=None: transformers would otherwise force </s> at the last step
+        gen = hf.generate(**enc, num_beams=beam, do_sample=False, max_new_tokens=n, early_stopping=True,
+                          length_penalty=0.0, forced_eos_token_id=None, **kwargs)
+    pad, out = hf.config.pad_token_id, []
+    for row in gen[:, 1:].tolist():
+        while row and row[-1] == pad:  # generate pads finished rows; <pad> itself is never generated here
+            row.pop()
+        out.append(row)
+    return out
+
+
+def _tsv_column(path, column, n):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t")[column] for line in itertools.islice(f, n)]
+
+
+@pytest.fixture(scope="module")
+def real_text(shared_data):
+    """(English test lines, French test lines, English and French spm training lines): Tatoeba en-fr."""
+    folder = shared_data / "tatoeba" / "en-fr"
+    if not (folder / "dev.tsv").is_file():
+        pytest.skip(f"Tatoeba en-fr not found in {shared_data}")
+    en, fr = _tsv_column(folder / "dev.tsv", 0, 300), _tsv_column(folder / "dev.tsv", 1, 300)
+    train_en, train_fr = _tsv_column(folder / "train.tsv", 0, 4000), _tsv_column(folder / "train.tsv", 1, 4000)
+    return en + TRICKY, fr + TRICKY, train_en, train_fr
+
+
+@pytest.fixture(scope="module", params=["shared", "separate", "multilingual"])
+def parity_model(request, real_text, tmp_path_factory):
+    """(kind, MarianMTModel, MarianTokenizer, Translator) with .spm files trained on Tatoeba text."""
+    torch.set_num_threads(1)
+    kind, tmp = request.param, tmp_path_factory.mktemp(f"parity-{request.param}")
+    _, _, train_en, train_fr = real_text
+    spms = (_train_spm(tmp, "src", 0, 600, train_en, coverage=0.9995),  # rare characters become <unk>
+            _train_spm(tmp, "tgt", 0, 700, train_fr + train_en[:500]))
+    hf, tok = _make_hf_folder(tmp / "hf", tmp, shared=kind != "separate", spms=spms, max_positions=512,
+                              codes=CODES if kind == "multilingual" else (), seed=3)
+    tr = Translator.load(import_marian(tmp / "hf", tmp / "ours"))
+    return kind, hf, tok, tr
+
+
+def test_parity_token_ids(parity_model, real_text):
+    kind, _, tok, tr = parity_model
+    en, fr, _, _ = real_text
+    eos = tr.config.eos_id
+    if kind == "multilingual":
+        assert tr.target_languages == list(CODES) == tok.supported_language_codes
+        tr.target_language = "fra"
+    sources = [_marian_source(kind, t) for t in en]
+    expected = tok(sources)["input_ids"]
+    assert [tr.source_ids(t) for t in en] == expected
+    assert [tr.tokenizers.source.encode(t) + [eos] for t in sources] == expected
+    targets = tok(text_target=fr)["input_ids"]
+    assert [tr.tokenizers.target.encode(t) + [eos] for t in fr] == targets
+    # decoded text agrees up to the spaces left around a skipped <unk>
+    assert _spaced(tr.tokenizers.target.decode(ids) for ids in targets) == _spaced(
+        tok.batch_decode(targets, skip_special_tokens=True))
+    every = list(range(tr.config.tgt_vocab_size))
+    assert tr.target_pieces(every) == tok.convert_ids_to_tokens(every)
+
+
+def _spaced(texts):
+    return [" ".join(t.split()) for t in texts]
+
+
+@pytest.mark.parametrize("parity_model", ["multilingual"], indirect=True)
+def test_multilingual_codes_as_marian_reads_them(parity_model, real_text):
+    _, _, tok, tr = parity_model
+    tr.target_language = "fra"
+    for text in real_text[0][:20] + TRICKY:
+        for source in (f">>spa<< {text}", f">>por<<{text}", f">>xyz<< {text}"):  # a code of the text's own wins
+            assert tr.source_ids(source) == tok(source)["input_ids"], source
+    assert tr.source_pieces(tr.source_ids("Hello."))[0] == ">>fra<<"
+    with pytest.raises(TargetLanguageError, match="fra, spa, por, ita"):
+        tr.target_language = "deu"
+
+
+@pytest.mark.parametrize("parity_model", ["shared"], indirect=True)
+def test_unknown_runs_are_looked_up_whole(parity_model):
+    """A run of characters the source .spm lacks is one unknown piece, which MarianTokenizer maps
+    through vocab.json by its surface: the target side's piece when the run is one, else <unk>."""
+    _, _, tok, tr = parity_model
+
+    def chars(sp):
+        return {c for i in range(sp.get_piece_size()) if not (sp.is_unknown(i) or sp.is_control(i))
+                for c in sp.id_to_piece(i)}
+
+    other = sorted(c for c in chars(tok.spm_target) - chars(tok.spm_source) if c in tok.get_vocab())[:4]
+    assert other, "the target .spm should have characters the source .spm lacks"
+    for c in other:
+        for text in (c, f"a {c} b", f"{c}{c}", f"x{c}y", f"{c}😀", f"{c} {c}"):
+            assert tr.source_ids(text) == tok(text)["input_ids"], text
+        assert tok(c)["input_ids"][-2] == tok.get_vocab()[c]  # the single character: the target side's id
+
+
+def _marian_source(kind, text):
+    return f">>fra<< {text}" if kind == "multilingual" else text
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_parity_generation(parity_model, real_text, beam):
+    kind, hf, tok, tr = parity_model
+    texts = [t for t in real_text[0] if t.strip()]  # our Translator gives "" for a blank input
+    if kind == "multilingual":
+        tr.target_language = "fra"
+    n = 12
+    theirs = _hf_generate(hf, tok, [_marian_source(kind, t) for t in texts], beam, n)
+    cfg = DecodeConfig(beam_size=beam, length_penalty=0.0, max_len_a=0.0, max_len_b=n, attention=False)
+    ours = [t.target_ids for t in tr.translate_batch(texts, cfg, batch_size=64)]
+    differ = [(t, a, b) for t, a, b in zip(texts, ours, theirs) if a != b]
+    assert not differ, f"{len(differ)} of {len(texts)} differ, e.g. {differ[0]}"
+    ended = sum(ids[-1:] == [tr.config.eos_id] for ids in ours)
+    assert 0 < ended < len(texts)  # some hypotheses end with </s>, some are cut at the max length

@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.transformer import build_model
-from nmt_desktop.core.translator import InputTooLongError, Translator, split_sentences
+from nmt_desktop.core.translator import (InputTooLongError, TargetLanguageError, Translator, list_codes,
+                                         split_sentences)
 
 from tiny_models import LEXICON, reference, synthetic_pairs, tiny_config
 
@@ -352,3 +354,75 @@ def test_translator_reuses_one_snapshot_of_the_transposed_weights(tiny_trained, 
     assert len(calls) == 1
     assert first == again
     assert streamed == tr.translate("red cat runs").target_ids
+
+
+# --- target language (multilingual models) ----------------------------------------------------
+
+CODES = [">>fra<<", ">>spa<<", ">>por<<"]
+
+
+@pytest.fixture(scope="module")
+def multilingual(tiny_trained):
+    """A random model whose source vocabulary has OPUS-MT-style target-language tokens."""
+    import tokenizers
+
+    _, pair = tiny_trained
+    source = Tokenizer.from_str(pair.source.to_str())
+    source.hf.add_special_tokens([tokenizers.AddedToken(c, special=True, normalized=False) for c in CODES])
+    pair = TokenizerPair(source, Tokenizer.from_str(pair.target.to_str()), joint=False)
+    return Translator(build_model(tiny_config(pair), seed=5), pair, name="multi")
+
+
+def test_ordinary_model_has_no_target_languages(tiny_translator):
+    assert tiny_translator.target_languages == [] and tiny_translator.target_language is None
+    with pytest.raises(TargetLanguageError, match="not multilingual") as info:
+        tiny_translator.target_language = "fra"
+    assert len(str(info.value).splitlines()) == 1
+    assert tiny_translator.target_language is None
+    tiny_translator.target_language = None  # choosing none is always fine
+
+
+def test_target_language_token_leads_the_source(multilingual):
+    tr = multilingual
+    code = {c: tr.tokenizers.source.token_to_id(c) for c in CODES}
+    eos, plain = tr.config.eos_id, tr.tokenizers.source.encode("red cat runs")
+    assert tr.target_languages == CODES
+    assert tr.source_ids("red cat runs") == plain + [eos]  # none chosen: nothing prepended
+    try:
+        tr.target_language = "spa"
+        assert tr.target_language == ">>spa<<"
+        assert tr.source_ids("red cat runs") == [code[">>spa<<"]] + plain + [eos]
+        # a text that starts with a code keeps it (no second one), as MarianTokenizer reads it
+        rest = tr.tokenizers.source.encode(" red cat runs")
+        assert tr.source_ids(">>fra<< red cat runs") == [code[">>fra<<"]] + rest + [eos]
+        assert tr.source_ids(">>xyz<< red cat runs") == [tr.config.unk_id] + rest + [eos]
+        tr.target_language = ">>por<<"
+        result = tr.translate("red cat runs", DecodeConfig(beam_size=2))
+        assert result.source_ids[0] == code[">>por<<"] and result.source_tokens[0] == ">>por<<"
+        stream = tr.stream("red cat runs")
+        assert stream.ids == result.source_ids and [s.token_id for s in stream] == tr.translate("red cat runs").target_ids
+        assert [t.source_ids for t in tr.translate_batch(["red cat runs", "big dog"])][0] == result.source_ids
+    finally:
+        tr.target_language = None
+    assert tr.source_ids("red cat runs") == plain + [eos]
+
+
+def test_unknown_target_language_names_the_valid_ones(multilingual):
+    with pytest.raises(TargetLanguageError) as info:
+        multilingual.target_language = "deu"
+    message = str(info.value)
+    assert "unknown target language 'deu'" in message and "fra, spa, por" in message
+    assert len(message.splitlines()) == 1 and multilingual.target_language is None
+
+
+def test_target_language_at_construction(multilingual):
+    tr = Translator(multilingual.model, multilingual.tokenizers, target_language="fra")
+    assert tr.target_language == ">>fra<<"
+    with pytest.raises(TargetLanguageError):
+        Translator(multilingual.model, multilingual.tokenizers, target_language="zzz")
+
+
+def test_list_codes_shortens_long_lists():
+    assert list_codes(CODES) == "fra, spa, por"
+    many = [f">>l{i:03d}<<" for i in range(300)]
+    assert list_codes(many, limit=3) == "l000, l001, l002, ... (300 in all)"
