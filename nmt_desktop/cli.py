@@ -158,6 +158,9 @@ def _add_translate(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
                     "use --json for the n-best list, tokens, scores and attention.")
     p.add_argument("-m", "--model", metavar="MODEL", help="model folder or .zip, or the name of an installed model (required)")
     p.add_argument("text", nargs="*", metavar="TEXT", help="inputs to translate (default: read stdin)")
+    p.add_argument("--target-lang", metavar="CODE",
+                   help="multilingual models (e.g. OPUS-MT en-ROMANCE): the target language, as fra or >>fra<<; "
+                        "its token starts every input that does not start with one ('info' lists the codes)")
     g = p.add_argument_group("search")
     g.add_argument("--beam", type=int, default=d.beam_size, metavar="N",
                    help=f"beam size; 1 = greedy (default {d.beam_size})")
@@ -361,6 +364,16 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _choose_target_language(translator: Any, code: str) -> None:
+    """Set --target-lang on the translator; a model without that code is a usage error."""
+    from nmt_desktop.core.translator import TargetLanguageError
+
+    try:
+        translator.target_language = translator.language_token(code)
+    except TargetLanguageError as exc:
+        raise UsageError(f"--target-lang: {exc}") from None
+
+
 def _cmd_translate(args: argparse.Namespace) -> int:
     cfg = decode_config(args)
     model_path = resolve_model(args.model)
@@ -373,6 +386,8 @@ def _cmd_translate(args: argparse.Namespace) -> int:
 
     with _naming_model(model_path):
         translator = Translator.load(model_path, int8=args.int8)
+    if args.target_lang is not None:
+        _choose_target_language(translator, _fix_arg(args.target_lang))
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     if args.align and not -layers <= args.align_layer < layers:
         raise UsageError(f"--align-layer {args.align_layer}: the model has {layers} decoder layers (0..{layers - 1})")
@@ -507,6 +522,7 @@ def model_info(path: Path) -> dict[str, Any]:
     """Everything `info` reports about the model at `path`, as JSON-ready data."""
     from nmt_desktop.core.model_dir import load_model, model_size_bytes
     from nmt_desktop.core.transformer import count_parameters
+    from nmt_desktop.core.translator import language_tokens
 
     with _naming_model(path):
         loaded = load_model(path)
@@ -517,6 +533,7 @@ def model_info(path: Path) -> dict[str, Any]:
         "path": str(Path(loaded.path).resolve()),
         "name": loaded.name,
         "languages": {"source": config.src_lang, "target": config.tgt_lang},
+        "target_languages": language_tokens(pair.source),  # >>fra<< tokens of a multilingual model
         "parameters": count_parameters(loaded.model),
         "size_bytes": model_size_bytes(path),
         "vocabulary": {"joint": pair.joint, "source_size": pair.source.vocab_size,
@@ -524,6 +541,17 @@ def model_info(path: Path) -> dict[str, Any]:
         "architecture": config.to_dict(),
         "card": loaded.card,
     }
+
+
+def _target_languages_lines(tokens: list[str]) -> list[str]:
+    """info's lines for a multilingual model's target languages (none for an ordinary model)."""
+    import textwrap
+
+    if not tokens:
+        return []
+    codes = ", ".join(token[2:-2] for token in tokens)
+    return textwrap.wrap(f"targets:     {len(tokens)}, chosen with translate --target-lang: {codes}", width=100,
+                         subsequent_indent=" " * 13, break_on_hyphens=False)
 
 
 def _format_info(info: dict[str, Any]) -> str:
@@ -535,6 +563,7 @@ def _format_info(info: dict[str, Any]) -> str:
         f"name:        {info['name'] or '-'}",
         f"languages:   {lang['source'] or '?'} -> {lang['target'] or '?'}"
         if lang["source"] or lang["target"] else "languages:   not set",
+        *_target_languages_lines(info.get("target_languages") or []),
         f"parameters:  {info['parameters']:,}",
         f"size:        {human_size(info['size_bytes'])} ({info['size_bytes']:,} bytes)",
         f"vocabulary:  {'joint' if voc['joint'] else 'separate'}, source {voc['source_size']:,}, "

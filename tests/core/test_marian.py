@@ -513,3 +513,60 @@ def test_parity_generation(parity_model, real_text, beam):
     assert not differ, f"{len(differ)} of {len(texts)} differ, e.g. {differ[0]}"
     ended = sum(ids[-1:] == [tr.config.eos_id] for ids in ours)
     assert 0 < ended < len(texts)  # some hypotheses end with </s>, some are cut at the max length
+
+
+# -- the command line: translate --target-lang, info ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def multilingual_dir(tmp_path_factory):
+    """A small imported multilingual model (vocab.json with CODES)."""
+    torch.set_num_threads(1)
+    tmp = tmp_path_factory.mktemp("multilingual")
+    _make_hf_folder(tmp / "hf", tmp, codes=CODES)
+    return import_marian(tmp / "hf", tmp / "ours", src_lang="en", tgt_lang="spa")
+
+
+def test_cli_translate_target_lang(multilingual_dir, capsys):
+    from nmt_desktop.cli import main
+
+    text = "the cat sat on the mat."
+    expected = Translator.load(multilingual_dir, target_language="spa").translate(text)
+    for code in ("spa", ">>spa<<"):
+        assert main(["translate", "-m", str(multilingual_dir), "--target-lang", code, text]) == 0
+        assert capsys.readouterr().out == expected.text + "\n"
+    assert main(["translate", "-m", str(multilingual_dir), "--target-lang", "fra", "--json", text]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["source_tokens"][0] == ">>fra<<" and out["source_tokens"][1:] == expected.source_tokens[1:]
+
+
+@pytest.mark.parametrize("code, message", [("deu", "unknown target language 'deu' (this model's target languages: "
+                                                    "fra, spa, por, ita)"),
+                                           ("", "unknown target language ''")])
+def test_cli_target_lang_unknown_code(multilingual_dir, capsys, code, message):
+    from nmt_desktop.cli import main
+
+    assert main(["translate", "-m", str(multilingual_dir), "--target-lang", code, "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("nmt-desktop: error: --target-lang: ") and message in err and len(err.splitlines()) == 1
+
+
+def test_cli_target_lang_needs_a_multilingual_model(imported, capsys):
+    from nmt_desktop.cli import main
+
+    assert main(["translate", "-m", str(imported[2]), "--target-lang", "fra", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not multilingual" in err and len(err.splitlines()) == 1
+
+
+def test_cli_info_lists_target_languages(multilingual_dir, imported, capsys):
+    from nmt_desktop.cli import main
+
+    assert main(["info", "-m", str(multilingual_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["target_languages"] == list(CODES)
+    assert main(["info", "-m", str(multilingual_dir)]) == 0
+    assert "targets:     4, chosen with translate --target-lang: fra, spa, por, ita" in capsys.readouterr().out
+    assert main(["info", "-m", str(imported[2]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["target_languages"] == []
+    assert main(["info", "-m", str(imported[2])]) == 0
+    assert "targets:" not in capsys.readouterr().out
