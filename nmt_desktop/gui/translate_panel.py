@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QVBoxLayout, QWidget)
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig
-from nmt_desktop.core.translator import split_sentences
+from nmt_desktop.core.translator import language_code, split_sentences
 
 from .attention_view import AttentionView
 from .workers import TranslateWorker, WorkerThread
@@ -251,10 +251,22 @@ class TranslatePanel(QWidget):
         self.output.setPlaceholderText("The translation appears here, token by token.")
         self.output.anchorClicked.connect(self._token_clicked)
         self.output.highlighted.connect(self._token_hovered)
+        self.target_language_box = QComboBox()
+        self.target_language_box.setToolTip(
+            "This model is multilingual: it translates into the language whose token (e.g. >>fra<<) starts the "
+            "source. The choice applies to the next translation; a text that starts with its own >>code<< keeps it.")
+        self.target_language_label = QLabel("Target language")
+        self.target_language_label.setBuddy(self.target_language_box)
         out_box = QFrame()
         out_box.setObjectName("pane")
         ol = QVBoxLayout(out_box)
-        ol.addWidget(self.target_lang)
+        header = QHBoxLayout()
+        header.addWidget(self.target_lang)
+        header.addStretch(1)
+        header.addWidget(self.target_language_label)
+        header.addWidget(self.target_language_box)
+        ol.addLayout(header)
+        self._show_target_languages([], "")
         ol.addWidget(self.output, 1)
         self.score_label = QLabel("")
         self.score_label.setObjectName("hint")
@@ -342,7 +354,38 @@ class TranslatePanel(QWidget):
         tgt = getattr(info, "tgt_lang", "") or ""
         self.source_lang.setText(_language_name(src) if src else "Source")
         self.target_lang.setText(_language_name(tgt) if tgt else "Translation")
+        self._show_target_languages(list(getattr(translator, "target_languages", None) or []), tgt)
+        self._apply_target_language()
         self._set_running(False)
+
+    def _show_target_languages(self, tokens: list[str], tgt_lang: str) -> None:
+        """Offer a multilingual model's target languages (the box is hidden for other models).
+
+        The default is the model's tgt_lang if it is one of them, else the first; reloading a model
+        with the same languages (e.g. the int8 switch) keeps the user's choice.
+        """
+        box = self.target_language_box
+        kept = box.currentData() if [box.itemData(i) for i in range(box.count())] == tokens else None
+        with QSignalBlocker(box):
+            box.clear()
+            for token in tokens:
+                box.addItem(_language_name(language_code(token)), token)
+            if tokens:
+                default = next((t for t in tokens if tgt_lang in (t, language_code(t))), tokens[0])
+                box.setCurrentIndex(tokens.index(kept or default))
+        box.setVisible(bool(tokens))
+        self.target_language_label.setVisible(bool(tokens))
+
+    def chosen_target_language(self) -> str | None:
+        """The `>>code<<` token chosen in the box; None for a model that is not multilingual."""
+        return self.target_language_box.currentData() if self.target_language_box.count() else None
+
+    def _apply_target_language(self) -> None:
+        """Give the chosen language to the translator (the worker's and the Analysis tab's decoding read it);
+        the output pane's title names it."""
+        if self.target_language_box.count():
+            self.translator.target_language = self.chosen_target_language()
+            self.target_lang.setText(self.target_language_box.currentText())
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -376,6 +419,7 @@ class TranslatePanel(QWidget):
             self._on_finished(request_id, [])
             return request_id
         log.info("request %d: %d sentence(s), %s", request_id, len(sentences), cfg)
+        self._apply_target_language()
         self._request.emit(request_id, self.translator, sentences, cfg)
         return request_id
 
@@ -744,7 +788,11 @@ def _join_pieces(pieces: list[str]) -> str:
 
 
 _LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
-              "pt": "Portuguese", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "pl": "Polish"}
+              "pt": "Portuguese", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "pl": "Polish",
+              # ISO 639-3, as OPUS-MT multilingual models name their target languages (>>fra<<)
+              "eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian",
+              "nld": "Dutch", "por": "Portuguese", "rus": "Russian", "zho": "Chinese", "jpn": "Japanese",
+              "pol": "Polish", "ron": "Romanian", "cat": "Catalan", "glg": "Galician"}
 
 
 def _language_name(code: str) -> str:
