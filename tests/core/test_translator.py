@@ -400,7 +400,8 @@ def test_target_language_token_leads_the_source(multilingual):
         result = tr.translate("red cat runs", DecodeConfig(beam_size=2))
         assert result.source_ids[0] == code[">>por<<"] and result.source_tokens[0] == ">>por<<"
         stream = tr.stream("red cat runs")
-        assert stream.ids == result.source_ids and [s.token_id for s in stream] == tr.translate("red cat runs").target_ids
+        assert stream.ids == result.source_ids
+        assert [s.token_id for s in stream] == tr.translate("red cat runs").target_ids
         assert [t.source_ids for t in tr.translate_batch(["red cat runs", "big dog"])][0] == result.source_ids
     finally:
         tr.target_language = None
