@@ -136,7 +136,7 @@ def _size_mb(folder: Path) -> float:
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-def test_frozen_app_self_test(repo_root, tiny_model_dir, tmp_path):
+def test_frozen_app_self_test(repo_root, tiny_model_dir, marian_repo, tmp_path):
     """Build dist/nmt-desktop into tmp with packaging/build.sh, then run the frozen app."""
     import torch
 
@@ -177,6 +177,23 @@ def test_frozen_app_self_test(repo_root, tiny_model_dir, tmp_path):
     events = [json.loads(line) for line in train.stdout.splitlines() if line.startswith("{")]
     assert events[-1]["event"] == "end" and events[-1]["step"] == 4
     assert (tmp_path / "run" / "best" / "config.json").is_file()
+
+    # `pull` in the frozen app (huggingface_hub, sentencepiece and the catalogue travel with it), from a
+    # local stand-in for the Hub; then the pulled model passes --self-test by name
+    from hub_stand_in import HubStandIn
+
+    with HubStandIn([marian_repo]) as hub:
+        pull = subprocess.run([str(binary), "pull", "Helsinki-NLP/opus-mt-en-de", "--quiet"], capture_output=True,
+                              text=True, env=dict(env, HF_ENDPOINT=hub.url), timeout=600)
+        assert pull.returncode == 0, pull.stdout[-2000:] + pull.stderr[-3000:]
+        search = subprocess.run([str(binary), "models", "search", "en", "de", "--offline"], capture_output=True,
+                                text=True, env=env, timeout=300)
+        assert search.returncode == 0 and "Helsinki-NLP/opus-mt-en-de" in search.stdout, search.stderr[-2000:]
+    proc = subprocess.run([str(binary), "--self-test", "-m", "opus-mt-en-de"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    report = _report(proc)
+    _check_ok(report)
+    assert report["model"]["name"] == "opus-mt-en-de" and Path(report["model"]["path"]).is_relative_to(tmp_path)
 
     if torch.version.cuda is None:
         size = _size_mb(dist / "nmt-desktop")
