@@ -1,8 +1,11 @@
 """Decode speed against Hugging Face transformers and CTranslate2 on identical weights (issue 8).
 
 For each config ("small": d 256, 4 heads, 3+3 layers, ffn 1024, vocab 8000; "base": d 512, 8 heads,
-6+6 layers, ffn 2048, vocab 32000) a random-weight `MarianMTModel` is built from a `MarianConfig`
-with a SentencePiece vocabulary trained on a few hundred generated lines (no download), saved as a
+6+6 layers, ffn 2048, vocab 32000; "opus-mt": the architecture of Helsinki-NLP/opus-mt-en-de and
+most OPUS-MT models, d 512, 8 heads, 6+6 layers, ffn 2048, shared vocab 58101, tied output, final
+logits bias, swish, scale_embedding, max_position_embeddings 512) a random-weight `MarianMTModel`
+is built from a `MarianConfig` with a SentencePiece vocabulary trained on a few hundred generated
+lines (no download; vocab.json is padded with filler tokens up to the config's size), saved as a
 Hugging Face folder in a temporary directory, then
 
 * imported with nmt-desktop's `import_marian` (what `nmt-desktop import-marian` does), and
@@ -27,6 +30,14 @@ same work: `</s>` is forbidden before the last step and generation stops after e
   `--batch-size` (the same batches for every engine), exactly 30 target tokens each, greedy;
   sentences per second.
 
+`--storage` also imports the folder with `import_marian(..., int8=True)` (int8 weight matrices
+with per-row scales, model_dir.py) and reports the folder sizes (float32 vs int8 storage), the
+load times, and how often the int8-stored model (decoded in float32 after dequantisation) gives
+the float32 model's tokens: greedy and beam 4, natural stopping, up to 40 tokens, on
+`--storage-sentences` generated sources. Random weights make this a pessimistic check (the
+top logits of an untrained model are close together, so small weight changes flip more argmaxes
+than in a trained model).
+
 Each row is run at every `--threads` count (torch.set_num_threads for ours and transformers,
 intra_threads for CTranslate2). Ours decodes with `alternatives=0` (no top-5 lists), as the CLI
 does; peers compute none either. The header reports how many CPUs other processes kept busy.
@@ -35,6 +46,7 @@ does; peers compute none either. The header reports how many CPUs other processe
     .venv/bin/python benchmarks/vs_peers.py --quick --configs small --threads 1 --json
     .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 2 --no-ct2   # ours vs transformers only
     .venv/bin/python benchmarks/vs_peers.py --configs small,base --threads 1,2 --separate  # CTranslate2 in its own process
+    .venv/bin/python benchmarks/vs_peers.py --configs opus-mt --threads 1 --separate --storage  # OPUS-MT size
 
 With several threads, CTranslate2 loaded in the same process slows torch's threaded runs (ours and
 transformers; probably its OpenMP runtime beside torch's): `--separate` runs ours + transformers in
@@ -69,11 +81,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decode_speed import LoadMeter, machine_info  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.marian import import_marian  # noqa: E402
+from nmt_desktop.core.model_dir import model_size_bytes  # noqa: E402
 from nmt_desktop.core.translator import Translator  # noqa: E402
 
 CONFIGS = {
     "small": dict(d_model=256, heads=4, layers=3, ffn=1024, vocab=8000),
     "base": dict(d_model=512, heads=8, layers=6, ffn=2048, vocab=32000),
+    # Helsinki-NLP/opus-mt-en-de's config.json: shared vocab 58101 (<pad> = 58100, last), tied output
+    "opus-mt": dict(d_model=512, heads=8, layers=6, ffn=2048, vocab=58101, max_positions=512),
 }
 WORDS = ("the cat dog bird sat ran on under mat house tree big small red green blue hello world how are you "
          "quick brown fox jumps over lazy numbers and station train storm sunday yesterday old man lives next "
@@ -125,7 +140,7 @@ def make_hf_folder(folder: Path, name: str, dropout: float = 0.0) -> Path:
     cfg = MarianConfig(vocab_size=len(vocab), decoder_vocab_size=len(vocab), d_model=c["d_model"],
                        encoder_layers=c["layers"], decoder_layers=c["layers"], encoder_attention_heads=c["heads"],
                        decoder_attention_heads=c["heads"], encoder_ffn_dim=c["ffn"], decoder_ffn_dim=c["ffn"],
-                       max_position_embeddings=256, pad_token_id=pad, eos_token_id=0, decoder_start_token_id=pad,
+                       max_position_embeddings=c.get("max_positions", 256), pad_token_id=pad, eos_token_id=0, decoder_start_token_id=pad,
                        forced_eos_token_id=0, scale_embedding=True, activation_function="swish", dropout=dropout,
                        attention_dropout=0.0, activation_dropout=0.0, share_encoder_decoder_embeddings=True)
     torch.manual_seed(0)
@@ -262,7 +277,65 @@ def throughput(engines: list[Engine], sources: list[list[int]], batch_size: int,
                    "sentences_per_s_best": round(len(sources) / min(ts), 2)} for name, ts in times.items()}
 
 
-def run_config(name: str, args: argparse.Namespace, work: Path, skipped: dict[str, str]) -> list[dict]:
+def storage(hf_dir: Path, ours_dir: Path, work: Path, name: str, tok, n_sentences: int) -> dict:
+    """Folder sizes of float32 and int8 storage, load times, and token agreement int8 vs float32."""
+    t0 = time.perf_counter()
+    int8_dir = import_marian(hf_dir, work / f"{name}-ours-int8", int8=True)
+    import_s = time.perf_counter() - t0
+    loaded = {}
+    for kind, folder in (("float32", ours_dir), ("int8", int8_dir)):
+        t0 = time.perf_counter()
+        loaded[kind] = Translator.load(folder)
+        loaded[f"{kind}_load_s"] = round(time.perf_counter() - t0, 2)
+    rng = random.Random(11)
+    sources = []
+    for _ in range(n_sentences):
+        n = rng.randint(6, 30)
+        sources.append(tok(" ".join(rng.choice(WORDS) for _ in range(n)))["input_ids"][: n - 1] + [0])
+    result = {"config": name, "float32_bytes": model_size_bytes(ours_dir), "int8_bytes": model_size_bytes(int8_dir),
+              "float32_weights_bytes": sum(p.stat().st_size for p in ours_dir.glob("*.safetensors")),
+              "int8_weights_bytes": sum(p.stat().st_size for p in int8_dir.glob("*.safetensors")),
+              "int8_import_s": round(import_s, 2), "float32_load_s": loaded["float32_load_s"],
+              "int8_load_s": loaded["int8_load_s"], "sentences": len(sources)}
+    result["size_ratio"] = round(result["int8_bytes"] / result["float32_bytes"], 4)
+    f32 = loaded["float32"].model.state_dict()
+    i8 = loaded["int8"].model.state_dict()
+    result["max_rel_weight_error"] = round(max(float((i8[k] - v).abs().max() / max(float(v.abs().max()), 1e-12))
+                                               for k, v in f32.items()), 5)
+    for beam in (1, 4):
+        cfg = DecodeConfig(beam_size=beam, nbest=1, length_penalty=1.0, max_len_a=0.0, max_len_b=TGT_LEN,
+                           attention=False, alternatives=0)
+        units = [(i, "", ids) for i, ids in enumerate(sources)]
+        outs = {kind: [t.target_ids for t in loaded[kind]._decode_batch(units, cfg, None)]
+                for kind in ("float32", "int8")}
+        same = sum(a == b for a, b in zip(outs["float32"], outs["int8"]))
+        agree = sum(sum(x == y for x, y in zip(a, b)) for a, b in zip(outs["float32"], outs["int8"]))
+        total = sum(max(len(a), len(b)) for a, b in zip(outs["float32"], outs["int8"]))
+        prefix = []
+        for a, b in zip(outs["float32"], outs["int8"]):
+            k = 0
+            while k < min(len(a), len(b)) and a[k] == b[k]:
+                k += 1
+            prefix.append(k / max(len(a), len(b), 1))
+        result[f"beam{beam}"] = {"identical_sentences": same, "token_agreement": round(agree / max(total, 1), 4),
+                                 "common_prefix": round(statistics.mean(prefix), 4),
+                                 "mean_len": round(statistics.mean(len(a) for a in outs["float32"]), 1)}
+        if beam == 1:  # teacher-forced on the float32 output: the next-token argmax at every position
+            start = loaded["float32"].model.config.decoder_start_id
+            hits = count = 0
+            with torch.inference_mode():
+                for src, out in zip(sources, outs["float32"]):
+                    s_ids, t_ids = torch.tensor([src]), torch.tensor([[start] + out[:-1]])
+                    a = loaded["float32"].model(s_ids, t_ids).argmax(-1)
+                    b = loaded["int8"].model(s_ids, t_ids).argmax(-1)
+                    hits += int((a == b).sum())
+                    count += a.numel()
+            result["teacher_forced_argmax_agreement"] = round(hits / max(count, 1), 4)
+    return result
+
+
+def run_config(name: str, args: argparse.Namespace, work: Path, skipped: dict[str, str],
+               stored: list[dict] | None = None) -> list[dict]:
     from transformers import MarianTokenizer
 
     hf_dir = make_hf_folder(work / f"{name}-hf", name)
@@ -292,6 +365,9 @@ def run_config(name: str, args: argparse.Namespace, work: Path, skipped: dict[st
         n = rng.randint(6, 30)
         pieces = tok(" ".join(rng.choice(WORDS) for _ in range(n)))["input_ids"]
         sources.append(pieces[: n - 1] + [0])
+    if stored is not None and args.storage and not args.no_ours:
+        torch.set_num_threads(args.threads[0])
+        stored.append(storage(hf_dir, ours_dir, work, name, tok, args.storage_sentences))
     rows = []
     for threads in args.threads:
         for e in engines:
@@ -359,6 +435,20 @@ def markdown(result: dict) -> str:
         if r["measure"] == "throughput":
             lines.append(f"| {r['config']} | {r['threads']} | {r['engine']} | {r['sentences_per_s']:.1f} | "
                          f"{r['sentences_per_s_best']:.1f} |")
+    for st in result.get("storage", []):
+        lines += ["", f"Storage ({st['config']}): float32 folder {st['float32_bytes'] / 1e6:.1f} MB "
+                  f"(weights {st['float32_weights_bytes'] / 1e6:.1f} MB), int8 folder {st['int8_bytes'] / 1e6:.1f} MB "
+                  f"(weights {st['int8_weights_bytes'] / 1e6:.1f} MB): int8 / float32 = {st['size_ratio']:.3f}; "
+                  f"load {st['float32_load_s']:.2f} s / {st['int8_load_s']:.2f} s; max weight error "
+                  f"{st['max_rel_weight_error']:.4f} of the tensor's largest value; teacher-forced next-token "
+                  f"argmax (on the float32 greedy output) agrees at {st['teacher_forced_argmax_agreement']:.3f} of "
+                  "the positions.", "",
+                  "| decoding | identical sentences | token agreement | common prefix | mean length |",
+                  "|---|---:|---:|---:|---:|"]
+        for beam in (1, 4):
+            b = st[f"beam{beam}"]
+            lines.append(f"| {'greedy' if beam == 1 else 'beam 4'} | {b['identical_sentences']} / {st['sentences']} | "
+                         f"{b['token_agreement']:.3f} | {b['common_prefix']:.3f} | {b['mean_len']} |")
     lines += ["", "Ratios (ours / peer in time; below 1 means ours is faster; CPU: the same from CPU time):", "",
               "| config | threads | measure | beam | ratio | value | CPU |", "|---|---:|---|---:|---|---:|---:|"]
     for r in result["ratios"]:
@@ -370,7 +460,7 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--configs", default="small,base", help="comma-separated: small,base (default both)")
+    p.add_argument("--configs", default="small,base", help="comma-separated: small,base,opus-mt (default small,base)")
     p.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     p.add_argument("--repeats", type=int, default=7, help="timed calls per engine and case (default 7)")
     p.add_argument("--warmup", type=int, default=1, help="untimed calls first (default 1)")
@@ -384,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--separate", action="store_true",
                    help="run CTranslate2 in a child process of its own and ours + transformers in another; "
                         "merge the rows (see above)")
+    p.add_argument("--storage", action="store_true",
+                   help="also compare int8 storage (import_marian int8=True) with float32: sizes, agreement")
+    p.add_argument("--storage-sentences", type=int, default=40, help="sentences for --storage (default 40)")
     p.add_argument("--quick", action="store_true", help="3 repeats, 48 sentences: a smoke run")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     args = p.parse_args(argv)
@@ -408,9 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         versions["ctranslate2"] = None
     skipped: dict[str, str] = {}
     rows: list[dict] = []
+    stored: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="vs-peers-") as tmp, LoadMeter() as load:
         for name in names:
-            rows += run_config(name, args, Path(tmp), skipped)
+            rows += run_config(name, args, Path(tmp), skipped, stored)
     machine = machine_info(args.threads[0])
     machine["other_load_cpus"] = None if load.other_cpus is None else round(load.other_cpus, 2)
     result = {"machine": machine, "versions": versions, "skipped": skipped,
@@ -418,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
                            "sentences": args.sentences, "batch_size": args.batch_size, "src_len": SRC_LEN,
                            "tgt_len": TGT_LEN, "batch_tgt_len": BATCH_TGT_LEN},
               "rows": rows, "ratios": ratios(rows)}
+    if stored:
+        result["storage"] = stored
     print(json.dumps(result, indent=2) if args.json else markdown(result))
     return 0
 
