@@ -37,7 +37,7 @@ def prepare_native_step(step: "FusedStep") -> object | None:
         if linear.int8 is not None:
             native.add_linear_int8(linear.int8)
         else:
-            native.add_linear(linear.weight_t, linear.bias, linear.onednn_ok, linear.threaded_ok)
+            native.add_linear(linear.weight_t, linear.bias, linear.onednn_ok, linear.threaded_ok, linear.one_row_ok)
     norms = [n for layer in step.layers for n in (layer.self_norm, layer.cross_norm, layer.ffn_norm)]
     for norm in norms + ([] if step.final_norm is None else [step.final_norm]):
         native.add_norm(norm.weight, norm.bias, norm.eps)

@@ -5,7 +5,8 @@ For that shape the layout of the weights matters more than the arithmetic. Measu
 project's CPU, 1 thread, microseconds per product (`benchmarks/linear_layouts.py`):
 
 * one row: `addmm` on a contiguous (in, out) copy is fastest with one thread (oneDNN costs ~12 us
-  per call); with several threads oneDNN splits a product of at least 2^19 weights over them and
+  per call), except for matrices far larger than the cache, such as a 58k-word output projection
+  (1 x 512 -> 58101: oneDNN 2.6 ms, addmm 3.8 ms); with several threads oneDNN splits a product of at least 2^19 weights over them and
   MKL does not (2 threads, 1 x 512 -> 2048: 52 vs 72 us; 1 x 256 -> 8000: 77 vs 133 us);
 * two or more rows times a matrix of at least 2^17 weights: oneDNN's blocked weight format
   (`mkldnn::_linear_pointwise`) is 1.1-2.4x faster than MKL's `addmm` (e.g. 8 x 256 -> 1024:
@@ -44,6 +45,7 @@ _ACTIVATIONS = {"relu": torch.relu_, "silu": lambda h: F.silu(h, inplace=True), 
 _BLOCKING_ROWS = 16  # the row count oneDNN's weight layout is chosen for; any count works with it
 _ONEDNN_MIN_WEIGHTS = 1 << 17  # smaller matrices are faster through addmm at any row count
 _ONEDNN_THREADED_MIN_WEIGHTS = 1 << 19  # one row: oneDNN splits these over threads, MKL's addmm does not
+_ONEDNN_ONE_ROW_MIN_WEIGHTS = 1 << 23  # one row, any thread count: 32 MiB of float32, past the last-level cache
 
 
 @dataclass
@@ -55,13 +57,14 @@ class PreparedLinear:
     int8: object | None = None  # fbgemm packed params of an int8 dynamic Linear
     onednn_ok: bool = False  # CPU with oneDNN and a large enough matrix
     threaded_ok: bool = False  # ... large enough for oneDNN to pay for one row when several threads run
+    one_row_ok: bool = False  # ... so large that oneDNN pays for one row on one thread too
     _onednn: Tensor | None = None  # oneDNN blocked weight, made at the first product that uses it
 
     def _blocked(self, x: Tensor) -> Tensor | None:
         """The oneDNN weight when it serves x better than addmm, else None."""
         if not self.onednn_ok:
             return None
-        if x.shape[0] < 2 and not (self.threaded_ok and torch.get_num_threads() > 1):
+        if x.shape[0] < 2 and not self.one_row_ok and not (self.threaded_ok and torch.get_num_threads() > 1):
             return None
         if self._onednn is None:
             with torch.no_grad():
@@ -122,4 +125,5 @@ def prepare_weight(weight: Tensor, bias: Tensor | None, scale: float = 1.0,
         onednn_ok = weight.dtype == torch.float32 and weight.numel() >= _ONEDNN_MIN_WEIGHTS and \
             onednn_available(weight.device)
         return PreparedLinear(bias, weight.t().contiguous(), onednn_ok=onednn_ok,
-                              threaded_ok=onednn_ok and weight.numel() >= _ONEDNN_THREADED_MIN_WEIGHTS)
+                              threaded_ok=onednn_ok and weight.numel() >= _ONEDNN_THREADED_MIN_WEIGHTS,
+                              one_row_ok=onednn_ok and weight.numel() >= _ONEDNN_ONE_ROW_MIN_WEIGHTS)

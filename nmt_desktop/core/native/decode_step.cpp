@@ -52,13 +52,14 @@ struct Linear {
   PackedPtr packed;  // fbgemm int8 weights, or null
   bool onednn_ok = false;  // large enough for oneDNN's blocked layout at 2+ rows
   bool threaded_ok = false;  // ... and at one row when several threads run
+  bool one_row_ok = false;  // ... and at one row on any thread count (matrices larger than the cache)
   Tensor blocked;  // oneDNN layout, made at the first product that uses it
 
   OptTensor opt_bias() const { return bias.defined() ? OptTensor(bias) : std::nullopt; }
 
   const Tensor* use_blocked(const Tensor& x, std::mutex& lock) {
     if (packed || !onednn_ok) return nullptr;
-    if (x.size(0) < 2 && !(threaded_ok && at::get_num_threads() > 1)) return nullptr;
+    if (x.size(0) < 2 && !one_row_ok && !(threaded_ok && at::get_num_threads() > 1)) return nullptr;
     std::lock_guard<std::mutex> guard(lock);  // two searches may share one step
     if (!blocked.defined()) blocked = onednn_reorder().call(weight_t.t(), kBlockingRows);
     return &blocked;
@@ -109,12 +110,13 @@ struct DecodeStep : torch::CustomClassHolder {
                 "unknown activation ", this->activation);
   }
 
-  void add_linear(Tensor weight_t, OptTensor bias, bool onednn_ok, bool threaded_ok) {
+  void add_linear(Tensor weight_t, OptTensor bias, bool onednn_ok, bool threaded_ok, bool one_row_ok) {
     Linear linear;
     linear.weight_t = std::move(weight_t);
     linear.bias = bias.value_or(Tensor());
     linear.onednn_ok = onednn_ok;
     linear.threaded_ok = threaded_ok;
+    linear.one_row_ok = one_row_ok;
     linears.push_back(std::move(linear));
   }
 
