@@ -35,6 +35,7 @@ class StandInRepo:
     tags: list[str] = field(default_factory=lambda: ["transformers", "marian", "translation", "license:cc-by-4.0"])
     downloads: int = 1000
     parameters: int | None = None
+    license: str = "cc-by-4.0"  # the model card's metadata (cardData), as model_info returns it
 
     def sibling(self, name: str) -> dict:
         data = self.files[name]
@@ -148,9 +149,8 @@ class HubStandIn:
                 r = hub.repos.get(repo)
                 if r is None:
                     return self._error(404, "RepoNotFound", "Repository not found")
-                license_id = next((t.split(":", 1)[1] for t in r.tags if t.startswith("license:")), None)
                 self._send_json({"id": r.repo, "modelId": r.repo, "sha": r.sha, "tags": r.tags,
-                                 "downloads": r.downloads, "cardData": {"license": license_id} if license_id else {},
+                                 "downloads": r.downloads, "cardData": {"license": r.license} if r.license else {},
                                  "siblings": [r.sibling(n) for n in sorted(r.files)]})
 
             def _file(self, repo: str, revision: str, name: str) -> None:

@@ -24,6 +24,7 @@ _HERE = Path(__file__).resolve().parent
 CATALOGUE_FILE = _HERE / "opus_mt_catalogue.json"
 LANGUAGES_FILE = _HERE / "language_names.json"
 MAX_LISTED = 5000  # bound on the Hub listing (Helsinki-NLP has ~1,500 opus-mt repos)
+MAX_DETAIL_LOOKUPS = 12  # results whose size/license the listing lacks get one model_info call each, up to this
 _PREFIXES = ("opus-mt-tc-bible-big-", "opus-mt-tc-big-", "opus-mt-tc-base-", "opus-mt-synthetic-", "opus-mt-tc-",
              "opus-mt-big-", "opus-mt-")
 
@@ -36,7 +37,7 @@ class HubModel:
     source: str  # language or group code, "" when the name does not say
     target: str
     license: str = ""  # from the Hub's tags ("cc-by-4.0"); "" offline
-    size_bytes: int | None = None  # float32 weights (safetensors parameter count x 4); None when unknown
+    size_bytes: int | None = None  # the download: safetensors parameters x 4, or the files pull fetches; None unknown
     downloads: int | None = None
 
     @property
@@ -148,6 +149,22 @@ def _from_hub() -> list[HubModel]:
     return models
 
 
+def _fill_details(models: list[HubModel], limit: int = MAX_DETAIL_LOOKUPS) -> None:
+    """Size (the files `pull` would download) and license of the first `limit` models the listing
+    left without them, one `model_info` each; a model whose lookup fails keeps its blanks."""
+    from .hub_pull import download_size
+
+    api = hub_api()
+    for model in [m for m in models if m.size_bytes is None or not m.license][:limit]:
+        try:
+            info = api.model_info(model.repo, files_metadata=True, timeout=10)
+        except Exception:  # noqa: BLE001 - details are a courtesy; the row stays without them
+            continue
+        model.size_bytes = model.size_bytes or download_size(info)
+        model.license = model.license or _license(getattr(info, "tags", None)) or str(
+            getattr(getattr(info, "card_data", None), "license", "") or "")
+
+
 def offline_catalogue() -> tuple[list[HubModel], str]:
     """The shipped snapshot of the OPUS-MT repos (no sizes, licenses or download counts) and its date."""
     data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
@@ -167,6 +184,7 @@ def search_models(terms: Iterable[str] = (), offline: bool = False) -> SearchRes
             models = _from_hub()
             found = [m for m in models if _matches(m, terms)]
             found.sort(key=lambda m: (-(m.downloads or 0), m.repo))
+            _fill_details(found)
             return SearchResult(found)
         except HubUnreachableError as exc:
             reason = str(exc)

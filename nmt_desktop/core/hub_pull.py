@@ -159,6 +159,23 @@ def _checksum_problem(path: Path, sibling: Any) -> str | None:
     return None
 
 
+def _wanted_files(names: set[str] | dict) -> list[str]:
+    """The files `pull` downloads from a repo holding `names`: config.json, vocabularies, SentencePiece
+    models, and model.safetensors (else pytorch_model.bin)."""
+    wanted = [f for f in REQUIRED_FILES + OPTIONAL_FILES if f in names]
+    weights = next((w for w in WEIGHT_FILES if w in names), None)
+    return wanted + ([weights] if weights else [])
+
+
+def download_size(info: Any) -> int | None:
+    """Bytes `pull` would download for a `model_info(files_metadata=True)` result; None if unknown."""
+    sizes = {s.rfilename: getattr(s, "size", None) for s in (getattr(info, "siblings", None) or [])}
+    wanted = _wanted_files(sizes)
+    if not any(w in WEIGHT_FILES for w in wanted) or any(sizes[w] is None for w in wanted):
+        return None
+    return sum(int(sizes[w]) for w in wanted)
+
+
 def _writable_models_dir(models_dir: Path) -> None:
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
@@ -239,9 +256,7 @@ def pull_model(repo: str, *, int8: bool = False, name: str | None = None, revisi
     if "config.json" not in siblings:
         raise _not_marian(repo, "it has no config.json")
     weights = next((w for w in WEIGHT_FILES if w in siblings), None)
-    wanted = ["config.json", *[f for f in REQUIRED_FILES[1:] + OPTIONAL_FILES if f in siblings]]
-    if weights:
-        wanted.append(weights)
+    wanted = _wanted_files(siblings)  # config.json first: a repo that is not Marian is refused before the rest
     license_id = _license(info.tags) or str(getattr(info.card_data, "license", "") or "")
 
     staging = user_data_dir() / "downloads" / repo.replace("/", "--")

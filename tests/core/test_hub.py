@@ -88,6 +88,14 @@ def test_search_asks_the_hub_and_reports_size_and_license(hub, marian_repo):
     assert any(m == "GET" and p == "/api/models" for m, p, _ in hub.requests)
 
 
+def test_search_fills_in_what_the_listing_lacks(hub, marian_repo):
+    hub.add(_variant(marian_repo, "Helsinki-NLP/opus-mt-en-nl", parameters=None, tags=["marian"]))
+    (model,) = search_models(["en", "nl"]).models
+    assert model.size_bytes == sum(len(marian_repo.files[f]) for f in NEEDED)  # what pull would download
+    assert model.license == "cc-by-4.0"  # from the model card's metadata
+    assert any(p == "/api/models/Helsinki-NLP/opus-mt-en-nl" for _m, p, _r in hub.requests)
+
+
 def test_search_without_network_falls_back_to_the_catalogue(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", _closed_port_url())
     result = search_models(["en", "de"])
