@@ -55,7 +55,9 @@ def probe_reachable(timeout_s: float = 8.0) -> None:
     from huggingface_hub import get_session
 
     try:
-        get_session().head(hub_endpoint() + "/api/models", timeout=timeout_s)
+        # the listing endpoint itself, one entry: any server that can answer a search answers this
+        get_session().get(hub_endpoint() + "/api/models", params={"author": OPUS_MT_AUTHOR, "limit": 1},
+                          timeout=timeout_s)
     except Exception as exc:  # noqa: BLE001 - any transport failure means "not reachable"
         raise HubUnreachableError(f"cannot reach the Hugging Face Hub at {hub_endpoint()} ({_first_line(exc)}); "
                                   "check the network connection or proxy settings") from None
