@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from nmt_desktop import __version__
+from nmt_desktop.cli_common import CLIError, UsageError, resolve_model, set_threads  # noqa: F401 (public here too)
 from nmt_desktop.cli_export import add_export
 from nmt_desktop.cli_models import add_models, add_pull
 from nmt_desktop.cli_train import add_eval, add_train
@@ -46,36 +47,11 @@ _USER_ERRORS = (
 )
 
 
-class UsageError(Exception):
-    """Bad command line: exit code 2."""
-
-
-class CLIError(Exception):
-    """Bad model or input detected by the CLI itself: exit code 1."""
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError (reported as one line) instead of printing usage and exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message} (see '{self.prog} --help')")
-
-
-# --- model lookup ----------------------------------------------------------------------------------
-
-def resolve_model(arg: str | None) -> Path:
-    """The model folder or .zip to load for `-m ARG` (None: the single place a default is chosen)."""
-    from nmt_desktop.core.locations import ModelNotFoundError, default_model_path, resolve_model_path
-
-    if arg is None:
-        default = default_model_path()
-        if default is None:
-            raise UsageError("no model given and no bundled model installed: use -m MODEL (a model folder or .zip)")
-        return default
-    try:
-        return resolve_model_path(arg)
-    except ModelNotFoundError as exc:
-        raise CLIError(str(exc)) from None
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -133,18 +109,6 @@ def _naming_model(path: Path) -> Iterator[None]:
         if str(path) in str(exc):
             raise
         raise CLIError(f"model '{path}': {exc}") from exc
-
-
-def _set_threads(n: int | None) -> None:
-    if n is None:
-        return
-    import torch
-
-    torch.set_num_threads(n)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:  # already set, or parallel work has started
-        pass
 
 
 # --- translate -----------------------------------------------------------------------------------
@@ -380,7 +344,7 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     attention_out = None if args.attention_out is None else Path(args.attention_out)
     if attention_out is not None and not attention_out.parent.is_dir():
         raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
-    _set_threads(args.threads)
+    set_threads(args.threads)
 
     from nmt_desktop.core.translator import Translator
 
@@ -494,7 +458,7 @@ def _format_heads(report: dict[str, Any]) -> str:
 
 def _cmd_heads(args: argparse.Namespace) -> int:
     model_path = resolve_model(args.model)
-    _set_threads(args.threads)
+    set_threads(args.threads)
     from nmt_desktop.core.data import CorpusSpec, read_corpus
     from nmt_desktop.core.translator import Translator
 

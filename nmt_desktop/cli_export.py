@@ -15,6 +15,8 @@ import argparse
 import shutil
 from pathlib import Path
 
+from nmt_desktop.cli_common import UsageError, resolve_model
+
 DTYPES = ("float16", "bfloat16", "float32")
 
 
@@ -39,7 +41,6 @@ def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 def cmd_export(args: argparse.Namespace) -> int:
     import torch
 
-    from nmt_desktop.cli import UsageError, resolve_model
     from nmt_desktop.core.averaging import AveragingError, average_models
     from nmt_desktop.core.model_card import export_card, write_card
     from nmt_desktop.core.model_dir import human_size, load_model, model_size_bytes, save_model

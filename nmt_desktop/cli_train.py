@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nmt_desktop.cli_common import UsageError, resolve_model, set_threads
 from nmt_desktop.core.config import ConfigError, TrainConfig
+from nmt_desktop.core.train_flags import train_flag
 
-# Flags whose name differs from the field, or that need help text beyond the field comment.
-_FLAG_NAMES = {"from_model": "--from"}
 _CHOICES = {"preset": ["tiny", "small", "base"], "schedule": ["inverse_sqrt", "constant", "cosine"],
             "freeze": ["none", "embeddings", "encoder"], "progress": ["bar", "json"],
             "activation": ["relu", "gelu", "silu"], "norm": ["post", "pre"]}
@@ -44,10 +44,6 @@ def _field_type(field: dataclasses.Field) -> type:
     return str
 
 
-def _flag(name: str) -> str:
-    return _FLAG_NAMES.get(name, "--" + name.replace("_", "-"))
-
-
 def add_train(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "train", parents=[common], help="train a model from scratch or fine-tune one",
@@ -66,17 +62,16 @@ def add_train(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
             default = getattr(defaults, name)
             help_text = f"(default {default})" if default not in (None, "") else None
             if kind is bool:
-                group.add_argument(_flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None,
+                group.add_argument(train_flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None,
                                    help=help_text)
             else:
-                group.add_argument(_flag(name), dest=name, type=kind, default=None, choices=_CHOICES.get(name),
+                group.add_argument(train_flag(name), dest=name, type=kind, default=None, choices=_CHOICES.get(name),
                                    metavar=None if name in _CHOICES else name.upper(), help=help_text)
     p.set_defaults(handler=cmd_train)
 
 
 def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Defaults, then the TOML file, then the flags that were given."""
-    from nmt_desktop.cli import UsageError
 
     cfg = TrainConfig.from_toml(args.config) if args.config else TrainConfig()
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)
@@ -227,7 +222,6 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
 
 def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, Any]) -> None:
     """Add this evaluation to the model folder's card (and README)."""
-    from nmt_desktop.cli import UsageError
     from nmt_desktop.core.model_card import add_evaluation, write_card
     from nmt_desktop.core.model_dir import load_model
 
@@ -245,7 +239,6 @@ def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, An
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nmt_desktop.cli import UsageError, _set_threads, resolve_model
     from nmt_desktop.core.data import CorpusSpec, read_corpus
 
     if bool(args.test) == bool(args.src or args.ref) or bool(args.src) != bool(args.ref):
@@ -253,7 +246,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.beam < 1:
         raise UsageError(f"--beam must be >= 1, got {args.beam}")
     model_path = resolve_model(args.model)
-    _set_threads(args.threads)
+    set_threads(args.threads)
     corpus = read_corpus(CorpusSpec(path=args.test, src_path=args.src, tgt_path=args.ref, reverse=args.reverse))
     pairs = corpus.pairs[: args.max_sentences] if args.max_sentences else corpus.pairs
     result = evaluate_model(model_path, pairs, args.beam, args.length_penalty, args.batch_size, args.device,

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from .hub_client import OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline, probe_reachable
+from .hub_client import OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline, license_of, probe_reachable
+from .hub_files import download_size
 
 __all__ = ["HubModel", "SearchResult", "language_name", "parse_opus_repo", "search_models", "codes_for"]
 
@@ -115,13 +116,6 @@ def _matches(model: HubModel, terms: list[str]) -> bool:
     return src in codes_for(terms[0]) and tgt in codes_for(terms[1])
 
 
-def _license(tags: Iterable[str] | None) -> str:
-    for tag in tags or ():
-        if tag.startswith("license:"):
-            return tag.split(":", 1)[1]
-    return ""
-
-
 def _size(info: Any) -> int | None:
     st = getattr(info, "safetensors", None)
     total = getattr(st, "total", None) if st is not None else None
@@ -144,7 +138,7 @@ def _from_hub() -> list[HubModel]:
         if not re.fullmatch(rf"{OPUS_MT_AUTHOR}/opus-mt-[\w.-]+", repo):
             continue
         src, tgt = parse_opus_repo(repo)
-        models.append(HubModel(repo, src, tgt, _license(getattr(info, "tags", None)), _size(info),
+        models.append(HubModel(repo, src, tgt, license_of(getattr(info, "tags", None)), _size(info),
                                getattr(info, "downloads", None)))
     return models
 
@@ -152,8 +146,6 @@ def _from_hub() -> list[HubModel]:
 def _fill_details(models: list[HubModel], limit: int = MAX_DETAIL_LOOKUPS) -> None:
     """Size (the files `pull` would download) and license of the first `limit` models the listing
     left without them, one `model_info` each; a model whose lookup fails keeps its blanks."""
-    from .hub_pull import download_size
-
     api = hub_api()
     for model in [m for m in models if m.size_bytes is None or not m.license][:limit]:
         try:
@@ -161,7 +153,7 @@ def _fill_details(models: list[HubModel], limit: int = MAX_DETAIL_LOOKUPS) -> No
         except Exception:  # noqa: BLE001 - details are a courtesy; the row stays without them
             continue
         model.size_bytes = model.size_bytes or download_size(info)
-        model.license = model.license or _license(getattr(info, "tags", None)) or str(
+        model.license = model.license or license_of(getattr(info, "tags", None)) or str(
             getattr(getattr(info, "card_data", None), "license", "") or "")
 
 

@@ -63,6 +63,14 @@ def probe_reachable(timeout_s: float = 8.0) -> None:
                                   "check the network connection or proxy settings") from None
 
 
+def license_of(tags: Any) -> str:
+    """The license id in a Hub model's tags ("license:cc-by-4.0" -> "cc-by-4.0"); "" when none."""
+    for tag in tags or ():
+        if isinstance(tag, str) and tag.startswith("license:"):
+            return tag.split(":", 1)[1]
+    return ""
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]

@@ -24,15 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .catalogue import _license, parse_opus_repo
-from .hub_client import OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint, hub_offline
+from .catalogue import parse_opus_repo
+from .hub_client import (OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint, hub_offline,
+                         license_of)
+from .hub_files import REQUIRED_FILES, WEIGHT_FILES, wanted_files
 from .locations import user_data_dir, user_models_dir
 
 __all__ = ["PullCancelled", "PullProgress", "PullResult", "pull_model", "normalise_repo"]
 
-REQUIRED_FILES = ("config.json", "vocab.json", "source.spm", "target.spm")
-OPTIONAL_FILES = ("target_vocab.json",)
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # in order of preference
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _EMIT_EVERY_S = 0.1
 
@@ -159,23 +158,6 @@ def _checksum_problem(path: Path, sibling: Any) -> str | None:
     return None
 
 
-def _wanted_files(names: set[str] | dict) -> list[str]:
-    """The files `pull` downloads from a repo holding `names`: config.json, vocabularies, SentencePiece
-    models, and model.safetensors (else pytorch_model.bin)."""
-    wanted = [f for f in REQUIRED_FILES + OPTIONAL_FILES if f in names]
-    weights = next((w for w in WEIGHT_FILES if w in names), None)
-    return wanted + ([weights] if weights else [])
-
-
-def download_size(info: Any) -> int | None:
-    """Bytes `pull` would download for a `model_info(files_metadata=True)` result; None if unknown."""
-    sizes = {s.rfilename: getattr(s, "size", None) for s in (getattr(info, "siblings", None) or [])}
-    wanted = _wanted_files(sizes)
-    if not any(w in WEIGHT_FILES for w in wanted) or any(sizes[w] is None for w in wanted):
-        return None
-    return sum(int(sizes[w]) for w in wanted)
-
-
 def _writable_models_dir(models_dir: Path) -> None:
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
@@ -256,8 +238,8 @@ def pull_model(repo: str, *, int8: bool = False, name: str | None = None, revisi
     if "config.json" not in siblings:
         raise _not_marian(repo, "it has no config.json")
     weights = next((w for w in WEIGHT_FILES if w in siblings), None)
-    wanted = _wanted_files(siblings)  # config.json first: a repo that is not Marian is refused before the rest
-    license_id = _license(info.tags) or str(getattr(info.card_data, "license", "") or "")
+    wanted = wanted_files(siblings)  # config.json first: a repo that is not Marian is refused before the rest
+    license_id = license_of(info.tags) or str(getattr(info.card_data, "license", "") or "")
 
     staging = user_data_dir() / "downloads" / repo.replace("/", "--")
     meter.total = sum(int(getattr(siblings[f], "size", 0) or 0) for f in wanted)

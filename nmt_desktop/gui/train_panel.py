@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QCheckBox, QComb
 
 from nmt_desktop.core.config import PRESETS, ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
+from nmt_desktop.core.train_flags import train_command_line
 
 from .formatting import format_eta  # noqa: F401 (re-exported: tests and screenshot use it here)
 from .attention_view import FocusView
@@ -97,20 +98,8 @@ def _slug(text: str) -> str:
 
 
 def flag_command(cfg: TrainConfig) -> str:
-    """`nmt-desktop train --flag value ...`: every field that differs from the defaults, as flags."""
-    from nmt_desktop.cli_train import _flag
-
-    defaults = TrainConfig()
-    parts = ["nmt-desktop", "train"]
-    for f in dataclasses.fields(TrainConfig):
-        value = getattr(cfg, f.name)
-        if value == getattr(defaults, f.name) or value is None or f.name == "progress":
-            continue
-        if isinstance(value, bool):
-            parts.append(_flag(f.name) if value else "--no-" + _flag(f.name)[2:])
-        else:
-            parts += [_flag(f.name), shlex.quote(str(value))]
-    return " ".join(parts + ["--progress", "json"])
+    """`nmt-desktop train --flag value ... --progress json`: what the Train tab runs, as flags."""
+    return train_command_line(cfg) + " --progress json"
 
 
 class FloatEdit(QLineEdit):

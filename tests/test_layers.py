@@ -1,0 +1,34 @@
+"""The package's layers (pyproject.toml [tool.importlinter]), checked by import-linter in a child
+process: core imports no Qt, GUI or CLI; the GUI never imports the CLI; CLI subcommand modules never
+import the CLI's entry module back; no import cycles between the core's modules."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _lint_imports() -> list[str]:
+    exe = Path(sys.executable).with_name("lint-imports")
+    return [str(exe)] if exe.is_file() else [shutil.which("lint-imports") or "lint-imports"]
+
+
+def test_import_contracts_are_kept():
+    proc = subprocess.run([*_lint_imports(), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "4 kept, 0 broken" in proc.stdout
+
+
+def test_a_broken_contract_is_reported(tmp_path):
+    """The check can fail: a config forbidding what the GUI really imports (the core) is broken."""
+    config = tmp_path / "contracts.toml"
+    config.write_text('[tool.importlinter]\nroot_package = "nmt_desktop"\n\n[[tool.importlinter.contracts]]\n'
+                      'name = "gui without core"\ntype = "forbidden"\nsource_modules = ["nmt_desktop.gui"]\n'
+                      'forbidden_modules = ["nmt_desktop.core"]\n', encoding="utf-8")
+    proc = subprocess.run([*_lint_imports(), "--no-cache", "--config", str(config)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode != 0 and "BROKEN" in proc.stdout.upper()
