@@ -10,11 +10,10 @@ import html
 import logging
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QByteArray, QEventLoop, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
+from PySide6.QtCore import QByteArray, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
@@ -23,6 +22,7 @@ from nmt_desktop import __version__
 from nmt_desktop.core.locations import app_icon_path
 
 from .analysis_panel import AnalysisPanel, connect_to_translate_panel
+from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
 from .train_panel import TrainPanel
@@ -59,14 +59,6 @@ QListWidget::item:selected { background: #e0e7ff; color: #111827; }
 QLabel#emptyTitle { font-size: 16pt; color: #374151; }
 QStatusBar { color: #4b5563; }
 """
-
-
-class HeadlessError(Exception):
-    """The headless (`--screenshot`) run failed; `code` is the exit code (1 bad model/input, 2 usage)."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
 
 
 class EmptyState(QWidget):
@@ -401,16 +393,6 @@ def main(argv: list[str] | None = None) -> int:
     code = app.exec()
     window.shutdown()
     return int(code)
-
-
-def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Process events until `predicate()` is true (HeadlessError after `timeout_s`)."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise HeadlessError(f"timed out after {timeout_s:.0f}s waiting for {what}")
-        QApplication.processEvents(QEventLoop.AllEvents, 50)
-        QThread.msleep(5)
 
 
 def run_gui(args: argparse.Namespace) -> int:

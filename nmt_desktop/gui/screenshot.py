@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import SignalInstance
 
-from .app import HeadlessError, wait_until
+from .headless import HeadlessError, wait_until
 
 # --analysis-view NAME -> the AnalysisPanel attribute holding that view (tab order)
 VIEWS = {"stats": "stats", "ablation": "ablation", "alignments": "alignment", "coverage": "coverage",

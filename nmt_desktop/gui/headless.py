@@ -1,0 +1,28 @@
+"""What headless runs (`gui --screenshot`, benchmarks, screenshot scripts) share: the error that ends
+one with an exit code, and waiting for the event loop to reach a state."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from PySide6.QtCore import QEventLoop, QThread
+from PySide6.QtWidgets import QApplication
+
+
+class HeadlessError(Exception):
+    """The headless (`--screenshot`) run failed; `code` is the exit code (1 bad model/input, 2 usage)."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Process events until `predicate()` is true (HeadlessError after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise HeadlessError(f"timed out after {timeout_s:.0f}s waiting for {what}")
+        QApplication.processEvents(QEventLoop.AllEvents, 50)
+        QThread.msleep(5)
