@@ -141,11 +141,6 @@ def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source
     return cache, start, enc_attn
 
 
-def max_target_length(model: Transformer, src: Tensor, cfg: DecodeConfig) -> int:
-    """Longest target for this batch: a * (longest real source length) + b, within max_positions."""
-    return max(max_target_lengths(model, src, cfg))
-
-
 def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig,
                        prefix: Sequence[int] | None = None) -> list[int]:
     """Each source's own target limit a * (its real length) + b, within max_positions.

@@ -341,15 +341,6 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def _placeholder(text: str) -> QWidget:
-    w = QWidget()
-    label = QLabel(text)
-    label.setObjectName("emptyTitle")
-    label.setAlignment(Qt.AlignCenter)
-    QVBoxLayout(w).addWidget(label)
-    return w
-
-
 # -- running ----------------------------------------------------------------------------------------------
 
 _QUIET_QT_MESSAGES = ("propagateSizeHints",)  # harmless offscreen-platform chatter

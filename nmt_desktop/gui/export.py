@@ -113,13 +113,6 @@ def save_scene_svg(path: str | Path, item: QtWidgets.QGraphicsItem | QtWidgets.Q
         raise OSError(f"{path}: could not write the image")
 
 
-def save_widget_png(path: str | Path, widget: QtWidgets.QWidget) -> None:
-    """A plain screenshot of a widget (labels and buttons included)."""
-    pixmap = widget.grab()
-    if not pixmap.save(str(path), "PNG"):
-        raise OSError(f"{path}: could not write the image")
-
-
 def ensure_laid_out(view: pg.GraphicsView, size: QtCore.QSize | None = None) -> None:
     """Make sure a GraphicsLayoutWidget has a real geometry before exporting it: pending layouts are
     flushed; a never-shown (or zero-sized) one is given `size` (at least 640 x 480) by hand."""
