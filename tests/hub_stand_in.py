@@ -19,6 +19,7 @@ import json
 import random
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -189,8 +190,6 @@ class HubStandIn:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                import time
-
                 try:
                     for i in range(0, len(body), 1 << 16):
                         if hub.delay_s:

@@ -3,8 +3,9 @@
 Only the files the converter needs are fetched (config.json, the two SentencePiece models, the
 vocabularies, and model.safetensors, else pytorch_model.bin, which `core/marian.py` reads with
 `torch.load(weights_only=True)` only). Downloads go through `hf_hub_download` into a staging folder
-in the user data folder (`downloads/`): a transient network error resumes the file where it broke
-off, and a pull that was killed skips the files it had finished. Every file is checked against the
+in the user data folder (`downloads/`): within a pull, a connection that breaks mid-file resumes
+from the last chunk received (huggingface_hub's Range retry); a pull that was killed skips the files
+it had finished. Every file is checked against the
 Hub's checksum (sha256 for LFS files, the git blob id for the rest) before conversion; conversion
 writes into a hidden temporary folder that is renamed into `models/NAME` only when complete, so a
 failure or a Cancel leaves nothing half-installed.
@@ -126,16 +127,8 @@ def _bar_class(meter: _Meter) -> type:
     return _MeterBar
 
 
-def _git_blob_id(path: Path) -> str:
-    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def _digest(path: Path, h: Any) -> str:
+    """`h` (a hashlib object, maybe already fed a header) updated with the file's bytes: its hex digest."""
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
@@ -149,11 +142,11 @@ def _checksum_problem(path: Path, sibling: Any) -> str | None:
     if size is not None and path.stat().st_size != size:
         return f"has {path.stat().st_size:,} bytes where the Hub lists {size:,}"
     if lfs is not None and getattr(lfs, "sha256", None):
-        got = _sha256(path)
+        got = _digest(path, hashlib.sha256())
         return None if got == lfs.sha256 else f"has sha256 {got[:12]}… where the Hub lists {lfs.sha256[:12]}…"
     blob = getattr(sibling, "blob_id", None)
     if blob:
-        got = _git_blob_id(path)
+        got = _digest(path, hashlib.sha1(f"blob {path.stat().st_size}\0".encode()))
         return None if got == blob else f"has git blob id {got[:12]}… where the Hub lists {blob[:12]}…"
     return None
 
@@ -237,8 +230,8 @@ def pull_model(repo: str, *, int8: bool = False, name: str | None = None, revisi
     siblings = {s.rfilename: s for s in (info.siblings or [])}
     if "config.json" not in siblings:
         raise _not_marian(repo, "it has no config.json")
-    weights = next((w for w in WEIGHT_FILES if w in siblings), None)
     wanted = wanted_files(siblings)  # config.json first: a repo that is not Marian is refused before the rest
+    weights = next((w for w in wanted if w in WEIGHT_FILES), None)
     license_id = license_of(info.tags) or str(getattr(info.card_data, "license", "") or "")
 
     staging = user_data_dir() / "downloads" / repo.replace("/", "--")
@@ -282,17 +275,22 @@ def pull_model(repo: str, *, int8: bool = False, name: str | None = None, revisi
                 "note": f"Pulled with nmt-desktop pull {repo}{' --int8' if int8 else ''}; converted from "
                         f"{weights} without transformers or pickle."}
         partial = models_dir / f".partial-{name}-{uuid.uuid4().hex[:8]}"
+        old = models_dir / f".removed-{name}-{uuid.uuid4().hex[:8]}"
         try:
             import_marian(staging, partial, src_lang=src if len(src) <= 3 else "",
                           tgt_lang=tgt if len(tgt) <= 3 else "", int8=int8, card=card)
             meter.check()
-            if target.exists():
-                old = models_dir / f".removed-{name}-{uuid.uuid4().hex[:8]}"
+            if target.exists():  # --force: the old folder is deleted only once the new one is in place
                 target.rename(old)
-                shutil.rmtree(old, ignore_errors=True)
-            partial.rename(target)
+            try:
+                partial.rename(target)
+            except OSError:
+                if old.exists():
+                    old.rename(target)
+                raise
         finally:
             shutil.rmtree(partial, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
     except PullCancelled:
         shutil.rmtree(staging, ignore_errors=True)
         raise

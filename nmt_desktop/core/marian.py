@@ -48,7 +48,7 @@ import torch
 
 from .config import ConfigError, ModelConfig
 from .layers import sinusoidal_positions
-from .tokenizer import Tokenizer, TokenizerPair
+from .tokenizer import RUN_MARK, UNREACHABLE, Tokenizer, TokenizerPair
 from .transformer import Transformer
 
 __all__ = ["MarianImportError", "convert_spm", "import_marian", "is_language_token", "marian_config",
@@ -56,8 +56,6 @@ __all__ = ["MarianImportError", "convert_spm", "import_marian", "is_language_tok
 
 WORD_START = "▁"
 _LOW_SCORE = -1e6  # score of special tokens in the segmentation lattice: never chosen there
-RUN_MARK = "\ufdd0"  # a noncharacter put around each run of characters a .spm lacks (no real text has it)
-UNREACHABLE = " "  # appended to entries no text may produce: pre-tokenized words hold no space
 _ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu"}
 
 

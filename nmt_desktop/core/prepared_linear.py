@@ -5,8 +5,9 @@ For that shape the layout of the weights matters more than the arithmetic. Measu
 project's CPU, 1 thread, microseconds per product (`benchmarks/linear_layouts.py`):
 
 * one row: `addmm` on a contiguous (in, out) copy is fastest with one thread (oneDNN costs ~12 us
-  per call), except for matrices far larger than the cache, such as a 58k-word output projection
-  (1 x 512 -> 58101: oneDNN 2.6 ms, addmm 3.8 ms); with several threads oneDNN splits a product of at least 2^19 weights over them and
+  per call), except for matrices far larger than the last-level cache, such as a 58k-word output
+  projection, where oneDNN's blocked layout wins at one row too (benchmarks/RESULTS.md, "OPUS-MT
+  architecture"); with several threads oneDNN splits a product of at least 2^19 weights over them and
   MKL does not (2 threads, 1 x 512 -> 2048: 52 vs 72 us; 1 x 256 -> 8000: 77 vs 133 us);
 * two or more rows times a matrix of at least 2^17 weights: oneDNN's blocked weight format
   (`mkldnn::_linear_pointwise`) is 1.1-2.4x faster than MKL's `addmm` (e.g. 8 x 256 -> 1024:

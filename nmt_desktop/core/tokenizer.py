@@ -26,6 +26,9 @@ from tokenizers import decoders, models, pre_tokenizers, trainers
 
 SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")  # ids 0, 1, 2, 3 in tokenizers we train
 WORD_START = "▁"  # shown at the start of a piece that begins a new word
+# Lattice marks of SentencePiece vocabularies imported by core/marian.py, never shown in a piece:
+RUN_MARK = "\ufdd0"  # around an entry matched only as a whole run of characters its .spm lacks
+UNREACHABLE = " "  # after an entry no text may produce (pre-tokenized words hold no space)
 
 _SURROGATES = re.compile("[\udc80-\udcff]+")  # undecodable bytes after errors="surrogateescape"
 
@@ -181,7 +184,8 @@ class Tokenizer:
         if token is None:
             shown = f"<id {i}>"
         elif i in meta.added_ids or not meta.byte_level:
-            shown = token
+            shown = token.replace(RUN_MARK, "").removesuffix(UNREACHABLE) if token[-1:] in (RUN_MARK, UNREACHABLE) \
+                else token
         else:
             raw = [_BYTE_DECODER.get(c) for c in token]
             if None in raw:  # not a byte-level string after all

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .config import DecodeConfig
-from .marian import RUN_MARK, UNREACHABLE, is_language_token, split_language_code
+from .marian import is_language_token, split_language_code
 from .search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
 from .tokenizer import Tokenizer, TokenizerPair
 from .transformer import FastWeights, HeadOverride, Transformer
@@ -249,10 +249,10 @@ class Translator:
         return [self.config.unk_id if token_id is None else token_id] + self.tokenizers.source.encode(rest)
 
     def source_pieces(self, ids: Sequence[int]) -> list[str]:
-        return _shown(self.tokenizers.source.pieces(ids))
+        return self.tokenizers.source.pieces(ids)
 
     def target_pieces(self, ids: Sequence[int]) -> list[str]:
-        return _shown(self.tokenizers.target.pieces(ids))
+        return self.tokenizers.target.pieces(ids)
 
     def target_prefix_ids(self, prefix_text: str) -> list[int]:
         """Target-side ids of a text to force as the start of the translation (no </s>)."""
@@ -459,12 +459,6 @@ class TranslationStream:
             enc = enc_holder[0] if enc_holder else None
         enc = None if enc is None else enc[0]
         self.result = tr._translation(self.text, self.ids, hyps, enc)
-
-
-def _shown(pieces: list[str]) -> list[str]:
-    """Pieces without the marks a Marian import puts on entries its .spm lacks (core/marian.py)."""
-    return [p.replace(RUN_MARK, "").removesuffix(UNREACHABLE) if p[-1:] in (RUN_MARK, UNREACHABLE) else p
-            for p in pieces]
 
 
 def _capture_return(gen: Iterator, holder: list) -> Iterator:

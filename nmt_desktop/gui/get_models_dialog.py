@@ -76,7 +76,6 @@ class GetModelsDialog(QDialog):
         self.query = QLineEdit(query)
         self.query.setPlaceholderText("Languages: “en de”, “German”, “fr” (source first, then target)")
         self.query.setToolTip("One language (code or English name) matches either side; two are source then target.")
-        self.query.returnPressed.connect(self.search)
         self.search_button = QPushButton("Search")
         self.search_button.setToolTip("Search the Helsinki-NLP OPUS-MT models on the Hugging Face Hub")
         self.search_button.clicked.connect(self.search)
@@ -116,6 +115,9 @@ class GetModelsDialog(QDialog):
         self.progress.setTextVisible(False)
         self.progress_label = QLabel("")
 
+        for b in (self.download_button, self.cancel_button, self.load_button, self.close_button):
+            b.setAutoDefault(False)  # Enter in the query searches; it never starts a download
+        self.search_button.setDefault(True)
         top = QHBoxLayout()
         top.addWidget(self.query, 1)
         top.addWidget(self.search_button)
@@ -257,7 +259,6 @@ class GetModelsDialog(QDialog):
         self.download_button.setEnabled(not self.pulling and bool(self.table.selectionModel().selectedRows()))
         self.cancel_button.setEnabled(self.pulling)
         self.load_button.setEnabled(bool(self.installed_path) and not self.pulling)
-        self.search_button.setDefault(False)
 
     # -- lifetime ---------------------------------------------------------------------------------------
 

@@ -12,12 +12,9 @@ import threading
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from .workers import _one_line
+
 log = logging.getLogger("nmt_desktop.gui.hub")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if isinstance(exc, (ValueError, OSError)) and text else f"{type(exc).__name__}: {text}"
 
 
 class SearchWorker(QObject):

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QStackedWidget, QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser,
                                QVBoxLayout, QWidget)
 
+from nmt_desktop.core.catalogue import language_name
 from nmt_desktop.core.config import ConfigError, DecodeConfig
 from nmt_desktop.core.translator import language_code, split_sentences
 
@@ -787,14 +788,8 @@ def _join_pieces(pieces: list[str]) -> str:
     return out
 
 
-_LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
-              "pt": "Portuguese", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "pl": "Polish",
-              # ISO 639-3, as OPUS-MT multilingual models name their target languages (>>fra<<)
-              "eng": "English", "deu": "German", "fra": "French", "spa": "Spanish", "ita": "Italian",
-              "nld": "Dutch", "por": "Portuguese", "rus": "Russian", "zho": "Chinese", "jpn": "Japanese",
-              "pol": "Polish", "ron": "Romanian", "cat": "Catalan", "glg": "Galician"}
-
-
 def _language_name(code: str) -> str:
-    name = _LANGUAGES.get(code.lower().split("-")[0].split("_")[0])
-    return f"{name} ({code})" if name else code
+    """ "French (fr)" for a language code (core's ISO 639 table); the code itself when unknown."""
+    base = code.split("-")[0].split("_")[0]
+    name = language_name(base)
+    return f"{name} ({code})" if name != base else code

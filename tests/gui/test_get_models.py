@@ -110,3 +110,14 @@ def test_progress_text_shows_size_speed_and_eta():
     text = progress_text(PullProgress("download", 12_300_000, 298_000_000, "model.safetensors", 4_200_000, 65))
     assert text == "12.3 MB of 298.0 MB · 4.2 MB/s · 1:05 left"
     assert progress_text(PullProgress("convert")).startswith("Converting")
+
+
+def test_enter_in_the_query_searches_and_never_downloads(qtbot, panel, hub):
+    dialog = panel.get_models_dialog()
+    dialog.query.setText("en de")
+    dialog.query.setFocus()
+    qtbot.keyClick(dialog.query, Qt.Key_Return)
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 1, timeout=30000)
+    qtbot.keyClick(dialog.query, Qt.Key_Return)  # a row is selected now: Enter still only searches
+    qtbot.waitUntil(lambda: dialog.search_button.isEnabled(), timeout=30000)
+    assert not dialog.pulling and not any("/resolve/" in p for _m, p, _r in hub.requests)
