@@ -5,9 +5,9 @@ R rows (1 = greedy, 4 = a beam of 4 over one sentence), 1 thread, random weights
 interleaved so that load hits them alike:
 
 * modules: `Transformer.decode` through the layers, plain `nn.Linear` calls;
-* prepared: the same with each decoder projection prepared (core/prepared_linear.py);
-* fused: core/fused_step.py in Python (what searches run without the compiled library);
-* native: the same step compiled (core/native_step.py; what searches run when it is built).
+* prepared: the same with each decoder projection prepared (core/decoding/prepared_linear.py);
+* fused: core/decoding/fused_step.py in Python (what searches run without the compiled library);
+* native: the same step compiled (core/decoding/native_step.py; what searches run when it is built).
 
     .venv/bin/python benchmarks/decode_step_ab.py --rounds 3 --repeats 5 [--int8]
 """
@@ -25,8 +25,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nmt_desktop.core.config import PRESETS, ModelConfig  # noqa: E402
-from nmt_desktop.core.int8 import quantize_int8  # noqa: E402
-from nmt_desktop.core.transformer import build_model  # noqa: E402
+from nmt_desktop.core.decoding.int8 import quantize_int8  # noqa: E402
+from nmt_desktop.core.model.transformer import build_model  # noqa: E402
 
 VOCAB = {"small": 8000, "base": 32000}
 VARIANTS = ("modules", "prepared", "fused", "native")
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--rows", default="1,4")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--int8", action="store_true", help="dynamic int8 linear layers (core/int8.py)")
+    ap.add_argument("--int8", action="store_true", help="dynamic int8 linear layers (core/decoding/int8.py)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     print(f"| model{' (int8)' if args.int8 else ''} | rows | variant | ms/token median | min |\n|---|---:|---|---:|---:|")

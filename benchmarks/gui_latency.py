@@ -145,9 +145,9 @@ def standin_corpus(lines: int = 2000, seed: int = 0) -> list[str]:
 
 def build_standin(folder: Path) -> Path:
     from nmt_desktop.core.config import PRESETS, ModelConfig
-    from nmt_desktop.core.model_dir import save_model
+    from nmt_desktop.core.formats.model_dir import save_model
     from nmt_desktop.core.tokenizer import TokenizerPair
-    from nmt_desktop.core.transformer import build_model
+    from nmt_desktop.core.model.transformer import build_model
 
     lines = standin_corpus()
     tok = TokenizerPair.train(lines, lines, vocab_size=8000, joint=True)

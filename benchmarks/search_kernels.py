@@ -1,10 +1,10 @@
-"""The compiled search kernels (nmt_desktop/core/native/search_ops.cpp) against the PyTorch calls they
+"""The compiled search kernels (nmt_desktop/core/decoding/native/search_ops.cpp) against the PyTorch calls they
 replace, per call, on random inputs of the sizes a small model's search sees (vocabulary 8000).
 
     .venv/bin/python benchmarks/search_kernels.py [--threads 1] [--calls 3000]
 
 Prints a Markdown table of microseconds per call (median of 5 rounds). Needs the built library
-(`python -m nmt_desktop.core.native_library`).
+(`python -m nmt_desktop.core.decoding.native_library`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Callable
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nmt_desktop.core import native_library  # noqa: E402
+from nmt_desktop.core.decoding import native_library  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.search import _beam_candidates, _step_logprobs  # noqa: E402
+from nmt_desktop.core.decoding.search import _beam_candidates, _step_logprobs  # noqa: E402
 
 VOCAB, PAD, EOS = 8000, 3, 0
 
@@ -44,7 +44,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args()
     if not native_library.load():
-        print("error: the compiled library is not built (python -m nmt_desktop.core.native_library)",
+        print("error: the compiled library is not built (python -m nmt_desktop.core.decoding.native_library)",
               file=sys.stderr)
         return 1
     torch.set_num_threads(args.threads)

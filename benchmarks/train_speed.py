@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt_desktop.core.config import PRESETS, ModelConfig
-from nmt_desktop.core.transformer import build_model, count_parameters
+from nmt_desktop.core.model.transformer import build_model, count_parameters
 
 VOCAB = {"tiny": 8000, "small": 8000, "base": 32000}
 

@@ -16,7 +16,7 @@ so every engine runs the same weights. Engines:
 | engine | what runs |
 |---|---|
 | ours attn on / off | `Translator` (search.py) with cross-attention capture on / off |
-| ours int8 | `Translator(..., int8=True)` (core/int8.py), attention capture on |
+| ours int8 | `Translator(..., int8=True)` (core/decoding/int8.py), attention capture on |
 | hf sdpa / hf eager | `MarianMTModel.generate` with attn_implementation "sdpa" / "eager" (KV cache on) |
 | ct2 float32 / ct2 int8 | `ctranslate2.Translator(compute_type=...)`, `translate_batch` |
 
@@ -80,9 +80,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from decode_speed import LoadMeter, machine_info  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.marian import import_marian  # noqa: E402
-from nmt_desktop.core.model_dir import model_size_bytes  # noqa: E402
-from nmt_desktop.core.translator import Translator  # noqa: E402
+from nmt_desktop.core.formats.marian import import_marian  # noqa: E402
+from nmt_desktop.core.formats.model_dir import model_size_bytes  # noqa: E402
+from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 
 CONFIGS = {
     "small": dict(d_model=256, heads=4, layers=3, ffn=1024, vocab=8000),

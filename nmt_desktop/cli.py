@@ -34,16 +34,16 @@ _DECODE_DEFAULTS = DecodeConfig()
 # Exceptions meaning "bad model or input" (exit 1, message only); looked up lazily so that importing
 # the CLI does not import torch. (module, class name)
 _USER_ERRORS = (
-    ("nmt_desktop.core.model_dir", "ModelFolderError"),
-    ("nmt_desktop.core.translator", "InputTooLongError"),
+    ("nmt_desktop.core.formats.model_dir", "ModelFolderError"),
+    ("nmt_desktop.core.decoding.translator", "InputTooLongError"),
     ("nmt_desktop.core.tokenizer", "TokenizerError"),
     ("nmt_desktop.core.config", "ConfigError"),
-    ("nmt_desktop.core.data", "CorpusError"),
-    ("nmt_desktop.core.metrics", "MetricError"),
-    ("nmt_desktop.core.train", "TrainingError"),
+    ("nmt_desktop.core.training.data", "CorpusError"),
+    ("nmt_desktop.core.training.metrics", "MetricError"),
+    ("nmt_desktop.core.training.train", "TrainingError"),
     ("nmt_desktop.core.locations", "ModelNotFoundError"),
-    ("nmt_desktop.core.marian", "MarianImportError"),
-    ("nmt_desktop.core.hub_client", "HubError"),
+    ("nmt_desktop.core.formats.marian", "MarianImportError"),
+    ("nmt_desktop.core.hub.client", "HubError"),
 )
 
 
@@ -101,7 +101,7 @@ def _fix_arg(text: str) -> str:
 @contextlib.contextmanager
 def _naming_model(path: Path) -> Iterator[None]:
     """Say which model a ModelFolderError is about when its message names only a file inside it."""
-    from nmt_desktop.core.model_dir import ModelFolderError
+    from nmt_desktop.core.formats.model_dir import ModelFolderError
 
     try:
         yield
@@ -174,7 +174,7 @@ def _add_translate(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
 
 
 def _head_list(text: str) -> list[tuple[int, int]]:
-    from nmt_desktop.core.analysis import parse_heads  # numpy/torch imports: only when the flag is used
+    from nmt_desktop.core.analysis.heads import parse_heads  # numpy/torch imports: only when the flag is used
 
     try:
         return parse_heads(text)
@@ -255,7 +255,7 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
 
     options: passed on to translate_batch / translate (head_mask, prefix_text).
     """
-    from nmt_desktop.core.translator import InputTooLongError
+    from nmt_desktop.core.decoding.translator import InputTooLongError
 
     try:
         return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size, **options)]
@@ -272,7 +272,7 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
 
 def _alignment(translator: Any, translation: Any, args: argparse.Namespace) -> str | None:
     """The --align Pharaoh string of a translation; "" for an empty one, None for a split input."""
-    from nmt_desktop.core.analysis import align_words, to_pharaoh
+    from nmt_desktop.core.analysis.heads import align_words, to_pharaoh
 
     if translation.attention is None:
         return "" if not translation.target_ids and not translation.segments else None
@@ -330,7 +330,7 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
 
 def _choose_target_language(translator: Any, code: str) -> None:
     """Set --target-lang on the translator; a model without that code is a usage error."""
-    from nmt_desktop.core.translator import TargetLanguageError
+    from nmt_desktop.core.decoding.translator import TargetLanguageError
 
     try:
         translator.target_language = translator.language_token(code)
@@ -346,7 +346,7 @@ def _cmd_translate(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
     set_threads(args.threads)
 
-    from nmt_desktop.core.translator import Translator
+    from nmt_desktop.core.decoding.translator import Translator
 
     with _naming_model(model_path):
         translator = Translator.load(model_path, int8=args.int8)
@@ -359,7 +359,7 @@ def _cmd_translate(args: argparse.Namespace) -> int:
     if args.prefix is not None:
         options["prefix_text"] = _fix_arg(args.prefix)
     if args.ablate:
-        from nmt_desktop.core.analysis import ablation_mask
+        from nmt_desktop.core.analysis.heads import ablation_mask
 
         try:
             options["head_mask"] = ablation_mask(translator, args.ablate)
@@ -430,7 +430,7 @@ _HEAD_COLUMNS = ("entropy", "eos_share", "punct_share", "diagonality", "monotoni
 def head_report(translator: Any, pairs: list[tuple[str, str]], max_sentences: int | None, seed: int,
                 batch_size: int) -> dict[str, Any]:
     """What `heads` reports: one row per cross-attention head, largest BLEU drop first."""
-    from nmt_desktop.core.analysis import probe_head_stats, probe_subset, rank_heads
+    from nmt_desktop.core.analysis.heads import probe_head_stats, probe_subset, rank_heads
 
     probe = probe_subset(pairs, max_sentences, seed)
     ranking = rank_heads(translator, probe, batch_size=batch_size)
@@ -459,8 +459,8 @@ def _format_heads(report: dict[str, Any]) -> str:
 def _cmd_heads(args: argparse.Namespace) -> int:
     model_path = resolve_model(args.model)
     set_threads(args.threads)
-    from nmt_desktop.core.data import CorpusSpec, read_corpus
-    from nmt_desktop.core.translator import Translator
+    from nmt_desktop.core.training.data import CorpusSpec, read_corpus
+    from nmt_desktop.core.decoding.translator import Translator
 
     pairs = read_corpus(CorpusSpec(path=args.probe)).pairs
     with _naming_model(model_path):
@@ -484,9 +484,9 @@ def _add_info(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
 
 def model_info(path: Path) -> dict[str, Any]:
     """Everything `info` reports about the model at `path`, as JSON-ready data."""
-    from nmt_desktop.core.model_dir import load_model, model_size_bytes
-    from nmt_desktop.core.transformer import count_parameters
-    from nmt_desktop.core.translator import language_tokens
+    from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
+    from nmt_desktop.core.model.transformer import count_parameters
+    from nmt_desktop.core.decoding.translator import language_tokens
 
     with _naming_model(path):
         loaded = load_model(path)
@@ -519,7 +519,7 @@ def _target_languages_lines(tokens: list[str]) -> list[str]:
 
 
 def _format_info(info: dict[str, Any]) -> str:
-    from nmt_desktop.core.model_dir import human_size
+    from nmt_desktop.core.formats.model_dir import human_size
 
     voc, lang = info["vocabulary"], info["languages"]
     lines = [
@@ -613,7 +613,7 @@ def _cmd_gui(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot write {shot}: folder {shot.parent} does not exist")
     for option in ("model", "compare"):
         if getattr(args, option) is not None:
-            from nmt_desktop.core.model_dir import read_config
+            from nmt_desktop.core.formats.model_dir import read_config
 
             model_path = resolve_model(getattr(args, option))
             with _naming_model(model_path):
@@ -649,7 +649,7 @@ def _add_import_marian(sub: argparse._SubParsersAction, common: argparse.Argumen
 
 
 def _cmd_import_marian(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.marian import import_marian
+    from nmt_desktop.core.formats.marian import import_marian
 
     out = import_marian(args.hf_dir, args.out, src_lang=args.src_lang, tgt_lang=args.tgt_lang, int8=args.int8)
     print(f"imported {args.hf_dir} -> {out}")

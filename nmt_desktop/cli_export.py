@@ -6,7 +6,7 @@
 Writes the weights in half precision (sharded under --max-file-mb), the tokenizers, card.json with
 the architecture, data attribution and training facts, and a README.md rendered from the card.
 Given several models (snapshots of one run, e.g. runs/en-de/checkpoints/step-*), it exports their
-average (see core/averaging.py).
+average (see core/formats/averaging.py).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 def cmd_export(args: argparse.Namespace) -> int:
     import torch
 
-    from nmt_desktop.core.averaging import AveragingError, average_models
-    from nmt_desktop.core.model_card import export_card, write_card
-    from nmt_desktop.core.model_dir import human_size, load_model, model_size_bytes, save_model
-    from nmt_desktop.core.transformer import count_parameters
+    from nmt_desktop.core.formats.averaging import AveragingError, average_models
+    from nmt_desktop.core.formats.model_card import export_card, write_card
+    from nmt_desktop.core.formats.model_dir import human_size, load_model, model_size_bytes, save_model
+    from nmt_desktop.core.model.transformer import count_parameters
 
     if args.max_file_mb <= 0:
         raise UsageError(f"--max-file-mb must be > 0, got {args.max_file_mb}")

@@ -1,6 +1,6 @@
 """The `models` (list, search, remove) and `pull` subcommands (registered by nmt_desktop.cli).
 
-`pull` downloads an OPUS-MT model from the Hugging Face Hub (core/hub_pull.py) into the user data
+`pull` downloads an OPUS-MT model from the Hugging Face Hub (core/hub/pull.py) into the user data
 folder's models/, after which `-m NAME` finds it like a bundled model.
 """
 
@@ -62,9 +62,9 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.installed import list_models
+    from nmt_desktop.core.hub.installed import list_models
     from nmt_desktop.core.locations import user_models_dir
-    from nmt_desktop.core.model_dir import human_size
+    from nmt_desktop.core.formats.model_dir import human_size
 
     models = list_models()
     if getattr(args, "json", False):
@@ -81,8 +81,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.catalogue import search_models
-    from nmt_desktop.core.model_dir import human_size
+    from nmt_desktop.core.hub.catalogue import search_models
+    from nmt_desktop.core.formats.model_dir import human_size
 
     result = search_models(args.terms, offline=args.offline)
     if args.json:
@@ -106,7 +106,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 
 def _cmd_remove(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.installed import remove_model
+    from nmt_desktop.core.hub.installed import remove_model
 
     print(f"removed {remove_model(args.name)}")
     return 0
@@ -140,7 +140,7 @@ class _PullBar:
 
 
 def _cmd_pull(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.hub_pull import pull_model
+    from nmt_desktop.core.hub.pull import pull_model
 
     bar = _PullBar(args.quiet)
     try:

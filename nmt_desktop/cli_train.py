@@ -17,7 +17,7 @@ from typing import Any
 
 from nmt_desktop.cli_common import UsageError, resolve_model, set_threads
 from nmt_desktop.core.config import ConfigError, TrainConfig
-from nmt_desktop.core.train_flags import train_flag
+from nmt_desktop.core.training.train_flags import train_flag
 
 _CHOICES = {"preset": ["tiny", "small", "base"], "schedule": ["inverse_sqrt", "constant", "cosine"],
             "freeze": ["none", "embeddings", "encoder"], "progress": ["bar", "json"],
@@ -127,7 +127,7 @@ def _json_reporter(event: dict[str, Any]) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.train import Trainer
+    from nmt_desktop.core.training.train import Trainer
 
     cfg = train_config_from_args(args)
     report = _json_reporter if cfg.progress == "json" else _BarReporter()
@@ -186,8 +186,8 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
     """Translate the sources of `pairs` and score against their references (with multi_ref, rows
     sharing a source are one sentence scored against all its references)."""
     from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.metrics import bleu, chrf, group_references, tokenized_lowercase_bleu
-    from nmt_desktop.core.translator import Translator
+    from nmt_desktop.core.training.metrics import bleu, chrf, group_references, tokenized_lowercase_bleu
+    from nmt_desktop.core.decoding.translator import Translator
 
     translator = Translator.load(model_path, device=device, int8=int8)
     cfg = DecodeConfig(beam_size=beam, length_penalty=length_penalty, attention=False, alternatives=1)
@@ -222,8 +222,8 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
 
 def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, Any]) -> None:
     """Add this evaluation to the model folder's card (and README)."""
-    from nmt_desktop.core.model_card import add_evaluation, write_card
-    from nmt_desktop.core.model_dir import load_model
+    from nmt_desktop.core.formats.model_card import add_evaluation, write_card
+    from nmt_desktop.core.formats.model_dir import load_model
 
     if not Path(model_path).is_dir():
         raise UsageError(f"--write-card needs a model folder, not {model_path}")
@@ -239,7 +239,7 @@ def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, An
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from nmt_desktop.core.data import CorpusSpec, read_corpus
+    from nmt_desktop.core.training.data import CorpusSpec, read_corpus
 
     if bool(args.test) == bool(args.src or args.ref) or bool(args.src) != bool(args.ref):
         raise UsageError("give either --test FILE, or --src FILE and --ref FILE")

@@ -107,16 +107,16 @@ def run(model: str | None = None) -> dict[str, Any]:
         report["qt_platform"] = os.environ.get("QT_QPA_PLATFORM", "default")
         report["versions"] = _versions()
         from nmt_desktop.core.config import DecodeConfig
-        from nmt_desktop.core.translator import Translator
+        from nmt_desktop.core.decoding.translator import Translator
 
         path = _model_path(model)
         start = time.perf_counter()
         translator = Translator.load(path)
         report["model"] = {"name": translator.name, "path": str(path),
                            "load_ms": round(1000 * (time.perf_counter() - start), 1)}
-        from nmt_desktop.core import native_library
+        from nmt_desktop.core.decoding import native_library
 
-        report["native_step"] = native_library.load()  # the compiled decoding step (core/native_library.py)
+        report["native_step"] = native_library.load()  # the compiled decoding step (core/decoding/native_library.py)
         results, translation = [], None
         for sentence in SENTENCES:
             start = time.perf_counter()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path
-from nmt_desktop.core.model_dir import load_model
-from nmt_desktop.core.translator import Translator
+from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.decoding.translator import Translator
 
 MiB = 1024 * 1024
 MODELS = bundled_models_dir()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nmt_desktop import cli
-from nmt_desktop.core.analysis import parse_pharaoh
+from nmt_desktop.core.analysis.heads import parse_pharaoh
 from tiny_models import synthetic_pairs
 
 

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from nmt_desktop.core.config import ModelConfig
 from nmt_desktop.core.tokenizer import TokenizerPair
-from nmt_desktop.core.transformer import Transformer, build_model
+from nmt_desktop.core.model.transformer import Transformer, build_model
 
 SOURCE_WORDS = ["red", "blue", "green", "cat", "dog", "bird", "runs", "sleeps", "eats", "big", "small", "house",
                 "tree", "water", "sun", "moon"]

@@ -26,7 +26,7 @@ from tokenizers import decoders, models, pre_tokenizers, trainers
 
 SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")  # ids 0, 1, 2, 3 in tokenizers we train
 WORD_START = "▁"  # shown at the start of a piece that begins a new word
-# Lattice marks of SentencePiece vocabularies imported by core/marian.py, never shown in a piece:
+# Lattice marks of SentencePiece vocabularies imported by core/formats/marian.py, never shown in a piece:
 RUN_MARK = "\ufdd0"  # around an entry matched only as a whole run of characters its .spm lacks
 UNREACHABLE = " "  # after an entry no text may produce (pre-tokenized words hold no space)
 

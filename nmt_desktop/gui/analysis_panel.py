@@ -1,7 +1,7 @@
 """The Analysis tab: head statistics, head ablation, word alignments and coverage warnings for the
 current translation (the Translate tab's finished sentence).
 
-Everything shown is computed by `nmt_desktop.core.analysis`; this module only lays it out.
+Everything shown is computed by `nmt_desktop.core.analysis.heads`; this module only lays it out.
 Re-translation with heads switched off runs on a `CallWorker` in its own QThread; every result carries
 a request id and stale ones are ignored.
 """
@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QLabel, QListWidget, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from nmt_desktop.core import analysis
+from nmt_desktop.core.analysis import heads as analysis
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.translator import split_sentences
+from nmt_desktop.core.decoding.translator import split_sentences
 
 from .heatmap import colormap, top_level
 from .workers import WorkerThread, _one_line
@@ -998,8 +998,8 @@ class CompareView(_JobView):
     def load_other(self, path: str) -> int:
         """Load model B from a folder or zip on the worker thread."""
         def job() -> Any:
-            from nmt_desktop.core.model_dir import load_model
-            from nmt_desktop.core.translator import Translator
+            from nmt_desktop.core.formats.model_dir import load_model
+            from nmt_desktop.core.decoding.translator import Translator
 
             loaded = load_model(path)
             return "model", Translator(loaded.model, loaded.tokenizers, loaded.name), loaded.name

@@ -25,7 +25,7 @@ class SearchWorker(QObject):
 
     @Slot(int, str, bool)
     def search(self, request_id: int, query: str, offline: bool) -> None:
-        from nmt_desktop.core.catalogue import search_models
+        from nmt_desktop.core.hub.catalogue import search_models
 
         try:
             result = search_models(query.replace(",", " ").split(), offline=offline)
@@ -55,7 +55,7 @@ class PullWorker(QObject):
 
     @Slot(int, str, bool)
     def pull(self, request_id: int, repo: str, int8: bool) -> None:
-        from nmt_desktop.core.hub_pull import PullCancelled, pull_model
+        from nmt_desktop.core.hub.pull import PullCancelled, pull_model
 
         self.cancel_event.clear()
         try:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLis
                                QMessageBox, QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
-from nmt_desktop.core.model_dir import human_size
+from nmt_desktop.core.formats.model_dir import human_size
 
 from .workers import ModelInfo, ModelLoader, WorkerThread
 
@@ -224,7 +224,7 @@ class ModelsPanel(QWidget):
 
     def remove_selected(self) -> None:
         """Delete the selected installed model (after a confirmation); bundled ones are not removable."""
-        from nmt_desktop.core.installed import remove_model
+        from nmt_desktop.core.hub.installed import remove_model
 
         item = self._picked
         try:

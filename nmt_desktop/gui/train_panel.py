@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QCheckBox, QComb
 
 from nmt_desktop.core.config import PRESETS, ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
-from nmt_desktop.core.train_flags import train_command_line
+from nmt_desktop.core.training.train_flags import train_command_line
 
 from .formatting import format_eta  # noqa: F401 (re-exported: tests and screenshot use it here)
 from .attention_view import FocusView
@@ -71,7 +71,7 @@ class DataCheck:
 
 def check_data(cfg: TrainConfig) -> DataCheck:
     """Read and validate the run's corpora as the trainer will (CorpusError names file and line)."""
-    from nmt_desktop.core.data import CorpusSpec, read_corpus, split_dev
+    from nmt_desktop.core.training.data import CorpusSpec, read_corpus, split_dev
 
     langs = dict(src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
     train = read_corpus(CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt,

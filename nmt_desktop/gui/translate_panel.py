@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QStackedWidget, QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from nmt_desktop.core.catalogue import language_name
+from nmt_desktop.core.hub.catalogue import language_name
 from nmt_desktop.core.config import ConfigError, DecodeConfig
-from nmt_desktop.core.translator import language_code, split_sentences
+from nmt_desktop.core.decoding.translator import language_code, split_sentences
 
 from .attention_view import AttentionView
 from .workers import TranslateWorker, WorkerThread
@@ -533,7 +533,7 @@ class TranslatePanel(QWidget):
 
     def _show_coverage(self, translations: list) -> None:
         """Flag possible omissions and diffuse target tokens (core.analysis.coverage_warnings, best hypothesis)."""
-        from nmt_desktop.core.analysis import coverage_warnings
+        from nmt_desktop.core.analysis.heads import coverage_warnings
 
         self.coverage = [coverage_warnings(t) for t in translations]
         lines = []

@@ -135,7 +135,7 @@ class ModelInfo:
     layers: int
     heads: int
     card: dict = field(default_factory=dict)
-    int8: bool = False  # decoding with int8 linear layers (core/int8.py)
+    int8: bool = False  # decoding with int8 linear layers (core/decoding/int8.py)
 
     @property
     def languages(self) -> str:
@@ -156,8 +156,8 @@ class ModelLoader(QObject):
     @Slot(int, str)
     @Slot(int, str, bool)
     def load(self, request_id: int, path: str, int8: bool = False) -> None:
-        from nmt_desktop.core.model_dir import load_model, model_size_bytes
-        from nmt_desktop.core.translator import Translator
+        from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
+        from nmt_desktop.core.decoding.translator import Translator
 
         self.started.emit(request_id, path)
         try:
@@ -202,7 +202,7 @@ class WorkerThread:
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
-    from nmt_desktop.core.model_dir import ModelFolderError
+    from nmt_desktop.core.formats.model_dir import ModelFolderError
 
     if isinstance(exc, (ModelFolderError, ValueError, OSError)) and text:
         return text

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from nmt_desktop.core import analysis as A
+from nmt_desktop.core.analysis import heads as A
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.search import BeamState, beam_search
+from nmt_desktop.core.decoding.search import BeamState, beam_search
 from tiny_models import reference, synthetic_pairs
 
 SENTENCE = "red cat runs"

@@ -1,4 +1,4 @@
-"""Tests for nmt_desktop.core.data: readers, validation, encoding, batching, data position."""
+"""Tests for nmt_desktop.core.training.data: readers, validation, encoding, batching, data position."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.data import (
+from nmt_desktop.core.training.data import (
     Batch,
     Corpus,
     CorpusError,

@@ -1,4 +1,4 @@
-"""The fused single-position decoding step (core/fused_step.py) and prepared weights (core/prepared_linear.py).
+"""The fused single-position decoding step (core/decoding/fused_step.py) and prepared weights (core/decoding/prepared_linear.py).
 
 The module path (`Transformer.decode` through the layers, no prepared weights) is the reference:
 the fused step must give the same logits and cross-attention on every architecture variant, in
@@ -17,9 +17,9 @@ from test_transformer import VARIANTS, padded, random_model
 from tiny_models import perturbed_model
 
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
-from nmt_desktop.core.int8 import quantize_int8
-from nmt_desktop.core.prepared_linear import prepare_linear
-from nmt_desktop.core.search import BeamState, beam_search, greedy_or_sample
+from nmt_desktop.core.decoding.int8 import quantize_int8
+from nmt_desktop.core.decoding.prepared_linear import prepare_linear
+from nmt_desktop.core.decoding.search import BeamState, beam_search, greedy_or_sample
 
 ATOL = 1e-5
 

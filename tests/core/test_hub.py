@@ -1,4 +1,4 @@
-"""Searching for and pulling OPUS-MT models (core/catalogue.py, core/hub_pull.py, core/installed.py)
+"""Searching for and pulling OPUS-MT models (core/hub/catalogue.py, core/hub/pull.py, core/hub/installed.py)
 against a local stand-in for the Hugging Face Hub (tests/hub_stand_in.py) reached through HF_ENDPOINT."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 import torch
 
 from hub_stand_in import StandInRepo
-from nmt_desktop.core.catalogue import codes_for, language_name, parse_opus_repo, search_models
+from nmt_desktop.core.hub.catalogue import codes_for, language_name, parse_opus_repo, search_models
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.hub_client import HubError, HubUnreachableError
-from nmt_desktop.core.hub_pull import PullCancelled, pull_model
-from nmt_desktop.core.installed import list_models, remove_model
+from nmt_desktop.core.hub.client import HubError, HubUnreachableError
+from nmt_desktop.core.hub.pull import PullCancelled, pull_model
+from nmt_desktop.core.hub.installed import list_models, remove_model
 from nmt_desktop.core.locations import resolve_model_path, user_data_dir, user_models_dir
-from nmt_desktop.core.translator import Translator
+from nmt_desktop.core.decoding.translator import Translator
 
 REPO = "Helsinki-NLP/opus-mt-en-de"
 NEEDED = {"config.json", "vocab.json", "source.spm", "target.spm", "model.safetensors"}

@@ -1,4 +1,4 @@
-"""Opt-in int8 decoding (core/int8.py): same tokens as float32 on the trained tiny model, attention kept."""
+"""Opt-in int8 decoding (core/decoding/int8.py): same tokens as float32 on the trained tiny model, attention kept."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import torch
 from torch import nn
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.int8 import is_int8, quantize_int8
-from nmt_desktop.core.translator import Translator
+from nmt_desktop.core.decoding.int8 import is_int8, quantize_int8
+from nmt_desktop.core.decoding.translator import Translator
 
 from tiny_models import synthetic_pairs
 

@@ -1,4 +1,4 @@
-"""int8 weight storage in model folders (`save_model(..., dtype=torch.int8)`, core/model_dir.py).
+"""int8 weight storage in model folders (`save_model(..., dtype=torch.int8)`, core/formats/model_dir.py).
 
 Every 2-D weight NAME is stored as I8 plus NAME.scale (F32, one scale per row); 1-D tensors stay
 F32. Round trips (folder, shards, zip), the size gain, and every refusal of a malformed int8 folder.
@@ -17,10 +17,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.model_dir import (WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError, load_model,
+from nmt_desktop.core.formats.model_dir import (WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError, load_model,
                                         model_size_bytes, save_model, zip_model)
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
-from nmt_desktop.core.transformer import Transformer, build_model
+from nmt_desktop.core.model.transformer import Transformer, build_model
 
 SRC = ["the cat sat on the mat", "a dog ran in the park", "hello world, how are you today?",
        "we are reading a long book about ships", "she drinks coffee with milk"]

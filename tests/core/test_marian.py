@@ -1,4 +1,4 @@
-"""Importing a Hugging Face MarianMT folder (core/marian.py) against transformers itself.
+"""Importing a Hugging Face MarianMT folder (core/formats/marian.py) against transformers itself.
 
 A random-weight MarianMTModel with freshly trained unigram SentencePiece models (no download) is
 imported; ids, teacher-forced logits, greedy and beam outputs must match transformers exactly.
@@ -25,9 +25,9 @@ import torch
 from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.marian import MarianImportError, import_marian
-from nmt_desktop.core.model_dir import load_model
-from nmt_desktop.core.translator import TargetLanguageError, Translator
+from nmt_desktop.core.formats.marian import MarianImportError, import_marian
+from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.decoding.translator import TargetLanguageError, Translator
 
 # MarianTokenizer recommends sacremoses; without it (as here) it applies no punctuation normaliser
 pytestmark = pytest.mark.filterwarnings("ignore:Recommended. pip install sacremoses")

@@ -1,4 +1,4 @@
-"""Tests for nmt_desktop.core.metrics: sacreBLEU wrappers, signatures, references, edge cases."""
+"""Tests for nmt_desktop.core.training.metrics: sacreBLEU wrappers, signatures, references, edge cases."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 
-from nmt_desktop.core.metrics import (
+from nmt_desktop.core.training.metrics import (
     MetricError,
     MetricResult,
     bleu,
@@ -99,7 +99,7 @@ def test_reference_streams_shapes():
 
 
 def test_group_references_merges_repeated_sources():
-    from nmt_desktop.core.metrics import group_references
+    from nmt_desktop.core.training.metrics import group_references
 
     pairs = [("a", "A1"), ("b", "B1"), ("a", "A2"), ("c", "C1"), ("a", "A3"), ("b", "B2")]
     sources, streams = group_references(pairs)

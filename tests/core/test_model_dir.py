@@ -1,4 +1,4 @@
-"""Model folders (nmt_desktop.core.model_dir): round trips, every validation failure, hostile files."""
+"""Model folders (nmt_desktop.core.formats.model_dir): round trips, every validation failure, hostile files."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from nmt_desktop.core import model_dir as md
+from nmt_desktop.core.formats import model_dir as md
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.model_dir import (CARD_FILE, CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, LoadedModel,
+from nmt_desktop.core.formats.model_dir import (CARD_FILE, CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, LoadedModel,
                                         ModelFolderError, load_model, model_size_bytes, read_config,
                                         save_model, zip_model)
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
-from nmt_desktop.core.transformer import Transformer, build_model
+from nmt_desktop.core.model.transformer import Transformer, build_model
 
 SRC = [
     "the cat sat on the mat", "a dog ran in the park", "hello world, how are you today?",

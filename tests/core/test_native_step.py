@@ -1,4 +1,4 @@
-"""The compiled decoding step (core/native_step.py, native/decode_step.cpp).
+"""The compiled decoding step (core/decoding/native_step.py, native/decode_step.cpp).
 
 It must give what the Python fused step gives on every architecture variant, float32 and int8,
 through cache growth, dropped rows, beam reordering and source padding; searches must give the same
@@ -20,14 +20,14 @@ from test_fused_step import variant_batch
 from test_transformer import VARIANTS, padded, random_model
 from tiny_models import perturbed_model
 
-from nmt_desktop.core import native_library
+from nmt_desktop.core.decoding import native_library
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
-from nmt_desktop.core.int8 import quantize_int8
-from nmt_desktop.core.search import BeamState, beam_search, greedy_or_sample
+from nmt_desktop.core.decoding.int8 import quantize_int8
+from nmt_desktop.core.decoding.search import BeamState, beam_search, greedy_or_sample
 
 BUILT = native_library.load()
 needs_library = pytest.mark.skipif(not BUILT, reason="the compiled decoding step is not built here "
-                                                      "(python -m nmt_desktop.core.native_library builds it)")
+                                                      "(python -m nmt_desktop.core.decoding.native_library builds it)")
 
 
 def test_setup_builds_the_library_in_ci():
@@ -163,7 +163,7 @@ def test_two_threads_share_one_native_step():
 
 _CHILD = """
 import sys, torch
-from nmt_desktop.core import native_library
+from nmt_desktop.core.decoding import native_library
 torch.ops.load_library(sys.argv[1])
 native_library._loaded = True
 sys.path[:0] = [sys.argv[2], sys.argv[2] + '/..']
@@ -181,7 +181,7 @@ print(tuple(out.logits.shape), round(float(out.cross_attention.sum()), 4))
 
 def test_library_builds_from_source_and_runs(tmp_path):
     """The setup command compiles the source into a fresh folder; a child process loads that file and steps."""
-    build = subprocess.run([sys.executable, "-m", "nmt_desktop.core.native_library", "--out", str(tmp_path)],
+    build = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.native_library", "--out", str(tmp_path)],
                            capture_output=True, text=True, timeout=300)
     if build.returncode != 0 and "no C++ compiler" in build.stderr:
         pytest.skip(build.stderr.strip())
@@ -200,7 +200,7 @@ def test_library_builds_from_source_and_runs(tmp_path):
 
 def test_missing_compiler_is_one_clear_line(tmp_path):
     env = dict(os.environ, CXX="no-such-compiler-xyz")
-    result = subprocess.run([sys.executable, "-m", "nmt_desktop.core.native_library", "--out", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.native_library", "--out", str(tmp_path)],
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 1
     assert result.stderr.strip() == ("error: no C++ compiler: 'no-such-compiler-xyz' is not on PATH "
@@ -210,7 +210,7 @@ def test_missing_compiler_is_one_clear_line(tmp_path):
 
 def test_disabled_by_environment():
     """NMT_DESKTOP_NATIVE=0 keeps the Python fused step (a child process: loading is once per process)."""
-    code = ("import torch; from nmt_desktop.core import native_library; import sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/..']; "
+    code = ("import torch; from nmt_desktop.core.decoding import native_library; import sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/..']; "
             "from test_transformer import random_model; "
             "print(native_library.load(), random_model().fast_weights().step.native)")
     result = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True,

@@ -14,9 +14,9 @@ import torch
 from tiny_models import perturbed_model, right_padded
 
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
-from nmt_desktop.core.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
+from nmt_desktop.core.decoding.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
                                      length_normalise)
-from nmt_desktop.core.transformer import build_model
+from nmt_desktop.core.model.transformer import build_model
 
 ATOL = 1e-5
 EOS = 2

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from nmt_desktop.core import native_library
+from nmt_desktop.core.decoding import native_library
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.search import _beam_candidates, _masked_ids, _step_logprobs
+from nmt_desktop.core.decoding.search import _beam_candidates, _masked_ids, _step_logprobs
 
 pytestmark = pytest.mark.skipif(not native_library.load(), reason="the compiled library is not built here "
-                                                                  "(python -m nmt_desktop.core.native_library)")
+                                                                  "(python -m nmt_desktop.core.decoding.native_library)")
 ops = torch.ops.nmt_desktop if native_library.load() else None
 EOS, PAD = 0, 3
 

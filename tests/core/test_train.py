@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from nmt_desktop.core.config import DecodeConfig, TrainConfig
-from nmt_desktop.core.model_dir import load_model
-from nmt_desktop.core.train import Trainer, TrainingError, learning_rate
-from nmt_desktop.core.translator import Translator
+from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.training.train import Trainer, TrainingError, learning_rate
+from nmt_desktop.core.decoding.translator import Translator
 from tiny_models import reference, synthetic_pairs, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,7 +180,7 @@ def test_torchrun_two_gloo_processes(corpus, tmp_path):
 
 
 def test_keep_checkpoints_keeps_the_newest_and_they_average(corpus, tmp_path):
-    from nmt_desktop.core.averaging import AveragingError, average_models
+    from nmt_desktop.core.formats.averaging import AveragingError, average_models
 
     run = tmp_path / "run"
     Trainer(tiny_cfg(corpus, run, max_steps=50, eval_every=10, keep_checkpoints=3), lambda e: None).run()
@@ -208,9 +208,9 @@ def test_token_loss_skips_padding_but_equals_the_padded_loss():
     """Padding positions' FFNs and logits are left out; the loss and every gradient stay the same."""
     import torch.nn.functional as F
 
-    from nmt_desktop.core.train import token_loss
+    from nmt_desktop.core.training.train import token_loss
     from tiny_models import tiny_config, tiny_tokenizers
-    from nmt_desktop.core.transformer import build_model
+    from nmt_desktop.core.model.transformer import build_model
 
     model = build_model(tiny_config(tiny_tokenizers(), dropout=0.0), seed=0)
     pad = model.config.pad_id

@@ -1,4 +1,4 @@
-"""One spelling of `train` flags for the CLI's parser and the Train tab's command (core/train_flags.py)."""
+"""One spelling of `train` flags for the CLI's parser and the Train tab's command (core/training/train_flags.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shlex
 
 from nmt_desktop.cli import build_parser
 from nmt_desktop.core.config import TrainConfig
-from nmt_desktop.core.train_flags import train_command_line, train_flag
+from nmt_desktop.core.training.train_flags import train_command_line, train_flag
 
 
 def test_flag_names():

@@ -20,8 +20,8 @@ import torch
 from tiny_models import perturbed_model, right_padded
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig, ModelConfig, PRESETS
-from nmt_desktop.core.layers import causal_mask, sinusoidal_positions
-from nmt_desktop.core.transformer import build_model, count_parameters
+from nmt_desktop.core.model.layers import causal_mask, sinusoidal_positions
+from nmt_desktop.core.model.transformer import build_model, count_parameters
 
 ATOL = 1e-5
 VOCAB = 41

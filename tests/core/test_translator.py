@@ -9,8 +9,8 @@ import torch
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
-from nmt_desktop.core.transformer import build_model
-from nmt_desktop.core.translator import (InputTooLongError, TargetLanguageError, Translator, list_codes,
+from nmt_desktop.core.model.transformer import build_model
+from nmt_desktop.core.decoding.translator import (InputTooLongError, TargetLanguageError, Translator, list_codes,
                                          split_sentences)
 
 from tiny_models import LEXICON, reference, synthetic_pairs, tiny_config

@@ -1,6 +1,6 @@
 """The Analysis tab with the tiny model (pytest-qt, offscreen): head statistics, ablation, alignments, coverage.
 
-Every number shown is checked against `nmt_desktop.core.analysis` on the same translation.
+Every number shown is checked against `nmt_desktop.core.analysis.heads` on the same translation.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
-from nmt_desktop.core import analysis  # noqa: E402
+from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui.analysis_panel import STAT_FIELDS, AnalysisPanel, token_diff, words_of  # noqa: E402
 
@@ -218,7 +218,7 @@ def test_beam_tree_draws_every_node_and_shows_node_attention(qtbot, panel, trans
 def test_compare_two_models(qtbot, panel, translation, tiny_translator, tiny_model_dir) -> None:
     from tiny_models import perturbed_model  # tests/ is on sys.path (conftest.py)
 
-    from nmt_desktop.core.translator import Translator
+    from nmt_desktop.core.decoding.translator import Translator
 
     panel.set_translation(translation, CFG)
     view = panel.compare
@@ -251,7 +251,7 @@ def test_compare_models_with_different_vocabularies(qtbot, panel, translation) -
     from tiny_models import perturbed_model, synthetic_pairs, tiny_config
 
     from nmt_desktop.core.tokenizer import TokenizerPair
-    from nmt_desktop.core.translator import Translator
+    from nmt_desktop.core.decoding.translator import Translator
 
     pairs = synthetic_pairs(300, seed=7)
     tokenizers = TokenizerPair.train([s for s, _ in pairs], [t for _, t in pairs], vocab_size=300, joint=False)

@@ -105,7 +105,7 @@ def test_failures_show_one_line_and_offline_uses_the_catalogue(qtbot, panel, hub
 
 
 def test_progress_text_shows_size_speed_and_eta():
-    from nmt_desktop.core.hub_pull import PullProgress
+    from nmt_desktop.core.hub.pull import PullProgress
 
     text = progress_text(PullProgress("download", 12_300_000, 298_000_000, "model.safetensors", 4_200_000, 65))
     assert text == "12.3 MB of 298.0 MB · 4.2 MB/s · 1:05 left"

@@ -18,7 +18,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtGui import QImage  # noqa: E402
 
 from nmt_desktop import cli  # noqa: E402
-from nmt_desktop.core import analysis  # noqa: E402
+from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import screenshot  # noqa: E402
 

@@ -21,9 +21,9 @@ pytest.importorskip("pytestqt")
 
 import torch  # noqa: E402
 
-from nmt_desktop.core.checkpoint import read_state  # noqa: E402
+from nmt_desktop.core.training.checkpoint import read_state  # noqa: E402
 from nmt_desktop.core.config import TrainConfig  # noqa: E402
-from nmt_desktop.core.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
 from nmt_desktop.gui.app import MainWindow  # noqa: E402
 from nmt_desktop.gui.train_process import LineBuffer, parse_event  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt_desktop.core.data import CorpusError, CorpusSpec, normalize_space, read_corpus
+from nmt_desktop.core.training.data import CorpusError, CorpusSpec, normalize_space, read_corpus
 from tiny_models import synthetic_pairs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -53,10 +53,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from nmt_desktop.core.checkpoint import find_checkpoint, read_state  # noqa: E402
+from nmt_desktop.core.training.checkpoint import find_checkpoint, read_state  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.model_dir import load_model  # noqa: E402
-from nmt_desktop.core.translator import Translator  # noqa: E402
+from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
 DRIVER_TIMEOUT = 240  # seconds for one driver process (generous: CI machines are shared)
@@ -82,7 +82,7 @@ def _recording_init(self, *args, **kwargs):
 workers.WorkerThread.__init__ = _recording_init
 
 if spec.get("slow_load_s"):  # a model that takes a while to load, so a close surely lands in it
-    from nmt_desktop.core import model_dir
+    from nmt_desktop.core.formats import model_dir
     _load = model_dir.load_model
     def _slow_load(*args, **kwargs):
         time.sleep(spec["slow_load_s"])

@@ -18,7 +18,7 @@ Cases tried (tests/core/test_model_dir.py has the basic one-per-kind checks; thi
     a symlink member), refused or harmless, with the directory tree unchanged;
   * special files in a folder (config.json linked to /dev/zero, tokenizer.json as a FIFO).
 The `pytorch_model.bin` offered to the Marian import gets the same payloads when that importer
-(nmt_desktop/core/marian.py, in progress) exists; the test skips with a clear reason otherwise.
+(nmt_desktop/core/formats/marian.py, in progress) exists; the test skips with a clear reason otherwise.
 
 Run: `OMP_NUM_THREADS=1 .venv/bin/python -m pytest tests/reliability/test_hostile_files.py -q`.
 There is no longer version: every case is deterministic and runs in CI.
@@ -46,7 +46,7 @@ import pytest
 from limits import time_limit
 import torch
 
-from nmt_desktop.core.model_dir import ModelFolderError, load_model, read_config
+from nmt_desktop.core.formats.model_dir import ModelFolderError, load_model, read_config
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = 5.0  # seconds any hostile load may take
@@ -174,7 +174,7 @@ def test_pickle_inside_a_zip(tmp_path, small_model_dir, marker, target, layout):
 
 
 def test_pickle_as_shard_and_as_shard_index(tmp_path, small_pair, marker):
-    from nmt_desktop.core.model_dir import save_model
+    from nmt_desktop.core.formats.model_dir import save_model
 
     folder = save_model(tmp_path / "sharded", *small_pair, max_shard_bytes=60_000)
     shards = sorted(folder.glob("model-*.safetensors"))
@@ -195,7 +195,7 @@ def test_pickle_as_shard_and_as_shard_index(tmp_path, small_pair, marker):
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch's weights_only unpickler warns about protocol 5
 def test_pickle_as_marian_pytorch_model_bin(tmp_path, marker):
     """The Marian import reads pytorch_model.bin with torch.load(weights_only=True): no payload runs."""
-    marian = pytest.importorskip("nmt_desktop.core.marian",
+    marian = pytest.importorskip("nmt_desktop.core.formats.marian",
                                  reason="the Marian import (offered a pytorch_model.bin pickle) does not exist yet")
     if not hasattr(marian, "load_hf_weights"):
         pytest.skip("the Marian import has no load_hf_weights yet: nothing reads pytorch_model.bin")
@@ -300,7 +300,7 @@ def test_zip_inside_zip_and_small_ratio_bombs(tmp_path, small_model_dir):
 MEMORY_CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from nmt_desktop.core.model_dir import ModelFolderError, load_model
+from nmt_desktop.core.formats.model_dir import ModelFolderError, load_model
 results = []
 paths = [Path(p) for p in sys.argv[1:]]
 load_model(paths[0])  # warm up: the memory a normal load needs is not counted

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import pytest
 
-from nmt_desktop.core.checkpoint import find_checkpoint, is_complete, read_state
-from nmt_desktop.core.model_dir import load_model
+from nmt_desktop.core.training.checkpoint import find_checkpoint, is_complete, read_state
+from nmt_desktop.core.formats.model_dir import load_model
 from tiny_models import synthetic_pairs, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -183,7 +183,7 @@ def test_kill_while_deleting_a_stale_checkpoint_copy(tmp_path, small_pair, monke
 
     import torch
 
-    from nmt_desktop.core.checkpoint import save_checkpoint
+    from nmt_desktop.core.training.checkpoint import save_checkpoint
 
     model, tokenizers = small_pair
     optimizer = torch.optim.Adam(model.parameters())
@@ -199,7 +199,7 @@ def test_kill_while_deleting_a_stale_checkpoint_copy(tmp_path, small_pair, monke
     # ... and its next save (step 15) starts by deleting that stale last.tmp. A kill while that
     # deletion runs must never leave a partial folder that still claims to be complete: the
     # COMPLETE marker goes first. Replay a kill at the first file removal after the marker.
-    from nmt_desktop.core import checkpoint as ck
+    from nmt_desktop.core.training import checkpoint as ck
 
     def killed_rmtree(path, *args, **kwargs):
         raise KeyboardInterrupt("killed while deleting")

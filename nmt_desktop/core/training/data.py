@@ -47,8 +47,8 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 
-from .config import ModelConfig
-from .tokenizer import TokenizerPair
+from nmt_desktop.core.config import ModelConfig
+from nmt_desktop.core.tokenizer import TokenizerPair
 
 Pair = tuple[str, str]
 Format = Literal["auto", "tsv", "tmx", "aligned"]

@@ -1,7 +1,7 @@
 """`pull`: download an OPUS-MT (Marian) model from the Hugging Face Hub and install it as a model folder.
 
 Only the files the converter needs are fetched (config.json, the two SentencePiece models, the
-vocabularies, and model.safetensors, else pytorch_model.bin, which `core/marian.py` reads with
+vocabularies, and model.safetensors, else pytorch_model.bin, which `core/formats/marian.py` reads with
 `torch.load(weights_only=True)` only). Downloads go through `hf_hub_download` into a staging folder
 in the user data folder (`downloads/`): within a pull, a connection that breaks mid-file resumes
 from the last chunk received (huggingface_hub's Range retry); a pull that was killed skips the files
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .catalogue import parse_opus_repo
-from .hub_client import (OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint, hub_offline,
+from nmt_desktop.core.hub.catalogue import parse_opus_repo
+from nmt_desktop.core.hub.client import (OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint, hub_offline,
                          license_of)
-from .hub_files import REQUIRED_FILES, WEIGHT_FILES, wanted_files
-from .locations import user_data_dir, user_models_dir
+from nmt_desktop.core.hub.files import REQUIRED_FILES, WEIGHT_FILES, wanted_files
+from nmt_desktop.core.locations import user_data_dir, user_models_dir
 
 __all__ = ["PullCancelled", "PullProgress", "PullResult", "pull_model", "normalise_repo"]
 
@@ -206,7 +206,7 @@ def pull_model(repo: str, *, int8: bool = False, name: str | None = None, revisi
     name. cancel: set it (from any thread) to stop; PullCancelled is raised and nothing is installed.
     Raises HubError (one sentence) for anything the user can act on.
     """
-    from .marian import MarianImportError, import_marian
+    from nmt_desktop.core.formats.marian import MarianImportError, import_marian
 
     repo = normalise_repo(repo)
     name = name or repo.rsplit("/", 1)[-1]

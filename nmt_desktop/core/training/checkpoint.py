@@ -18,9 +18,9 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from .model_dir import save_model
-from .tokenizer import TokenizerPair
-from .transformer import Transformer
+from nmt_desktop.core.formats.model_dir import save_model
+from nmt_desktop.core.tokenizer import TokenizerPair
+from nmt_desktop.core.model.transformer import Transformer
 
 STATE_DIR = "trainer_state"
 STATE_FILE = "state.json"

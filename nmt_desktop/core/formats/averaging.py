@@ -15,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-from .model_dir import LoadedModel, ModelFolderError, load_model
+from nmt_desktop.core.formats.model_dir import LoadedModel, ModelFolderError, load_model
 
 
 class AveragingError(ValueError):

@@ -14,11 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .cache import KVCache
-from .config import ModelConfig
-from .fused_step import FusedStep, fused_step, prepare_fused_step
-from .layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
-from .prepared_linear import PreparedLinear, prepare_linear
+from nmt_desktop.core.decoding.cache import KVCache
+from nmt_desktop.core.config import ModelConfig
+from nmt_desktop.core.decoding.fused_step import FusedStep, fused_step, prepare_fused_step
+from nmt_desktop.core.model.layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
+from nmt_desktop.core.decoding.prepared_linear import PreparedLinear, prepare_linear
 
 
 @dataclass
@@ -136,7 +136,7 @@ class Transformer(nn.Module):
         self.decoder_norm = nn.LayerNorm(cfg.d_model, eps=cfg.layer_norm_eps, bias=cfg.bias) if pre else None
         self.out_proj = None if cfg.tie_output else nn.Linear(cfg.d_model, cfg.tgt_vocab_size, bias=False)
         self.logits_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size)) if cfg.final_logits_bias else None
-        self.int8_output: nn.Module | None = None  # int8 output projection of a quantised copy (core/int8.py)
+        self.int8_output: nn.Module | None = None  # int8 output projection of a quantised copy (core/decoding/int8.py)
 
     @property
     def source_embedding(self) -> nn.Embedding:

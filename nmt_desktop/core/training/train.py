@@ -31,16 +31,16 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import data as D
-from .checkpoint import (find_checkpoint, load_trainer_state, promote_checkpoint, save_checkpoint,
+from nmt_desktop.core.training import data as D
+from nmt_desktop.core.training.checkpoint import (find_checkpoint, load_trainer_state, promote_checkpoint, save_checkpoint,
                          write_model_atomically)
-from .config import PRESETS, ConfigError, DecodeConfig, ModelConfig, TrainConfig
-from .metrics import corpus_bleu, corpus_chrf
-from .locations import resolve_model_path
-from .model_dir import load_model
-from .tokenizer import TokenizerPair
-from .transformer import Transformer, build_model, count_parameters
-from .translator import Translator
+from nmt_desktop.core.config import PRESETS, ConfigError, DecodeConfig, ModelConfig, TrainConfig
+from nmt_desktop.core.training.metrics import corpus_bleu, corpus_chrf
+from nmt_desktop.core.locations import resolve_model_path
+from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.tokenizer import TokenizerPair
+from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
+from nmt_desktop.core.decoding.translator import Translator
 
 CHECKPOINTS_DIR = "checkpoints"  # the kept snapshots (keep_checkpoints), one model folder per evaluation
 

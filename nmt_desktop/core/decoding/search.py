@@ -28,9 +28,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .cache import KVCache
-from .config import DecodeConfig
-from .transformer import FastWeights, HeadOverride, Transformer
+from nmt_desktop.core.decoding.cache import KVCache
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.model.transformer import FastWeights, HeadOverride, Transformer
 
 
 @dataclass

@@ -21,7 +21,7 @@ import warnings
 import torch
 from torch import nn
 
-from .transformer import Transformer
+from nmt_desktop.core.model.transformer import Transformer
 
 __all__ = ["quantize_int8", "is_int8"]
 

@@ -27,7 +27,7 @@ entries become special tokens here (matched before normalisation), so `>>fra<< t
 MarianTokenizer's ids; `Translator.target_language` prepends the chosen one.
 
 Generation: Hugging Face generation configs of Marian models ban `<pad>` (`bad_words_ids`);
-nmt-desktop's search never generates `<pad>` either (core/search.py), so outputs agree.
+nmt-desktop's search never generates `<pad>` either (core/decoding/search.py), so outputs agree.
 
 Known limits: pieces of a .spm that vocab.json lacks are left out of the segmentation lattice
 (MarianTokenizer would still segment with them and map them to `<unk>`; real Opus-MT vocab.json
@@ -46,10 +46,10 @@ from typing import Any
 
 import torch
 
-from .config import ConfigError, ModelConfig
-from .layers import sinusoidal_positions
-from .tokenizer import RUN_MARK, UNREACHABLE, Tokenizer, TokenizerPair
-from .transformer import Transformer
+from nmt_desktop.core.config import ConfigError, ModelConfig
+from nmt_desktop.core.model.layers import sinusoidal_positions
+from nmt_desktop.core.tokenizer import RUN_MARK, UNREACHABLE, Tokenizer, TokenizerPair
+from nmt_desktop.core.model.transformer import Transformer
 
 __all__ = ["MarianImportError", "convert_spm", "import_marian", "is_language_token", "marian_config",
            "split_language_code"]
@@ -405,7 +405,7 @@ def import_marian(hf_dir: str | os.PathLike, out: str | os.PathLike, src_lang: s
     int8: store the weight matrices as int8 with per-row scales (under half the float32 size;
     loading gives float32 back). card: entries added to (and overriding) the written model card.
     """
-    from .model_dir import save_model
+    from nmt_desktop.core.formats.model_dir import save_model
 
     hf_dir, out = Path(hf_dir), Path(out)
     if not hf_dir.is_dir():

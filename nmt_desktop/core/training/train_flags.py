@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from .config import TrainConfig
+from nmt_desktop.core.config import TrainConfig
 
 __all__ = ["train_flag", "train_command_line"]
 

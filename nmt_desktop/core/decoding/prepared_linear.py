@@ -14,7 +14,7 @@ project's CPU, 1 thread, microseconds per product (`benchmarks/linear_layouts.py
   58 vs 87 us; 8 x 256 -> 8000: 322 vs 629 us), and applies the activation or adds the residual
   in the same call. Its copy is made at the first such product (beam search, batches), so greedy
   single-sentence decoding never holds it;
-* int8 models (core/int8.py) keep fbgemm's packed int8 weights and their own kernel.
+* int8 models (core/decoding/int8.py) keep fbgemm's packed int8 weights and their own kernel.
 
 A `PreparedLinear` is a snapshot: it does not follow later changes of the layer's weights.
 """

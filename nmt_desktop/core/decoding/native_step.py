@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
-from . import native_library
-from .cache import KVCache
+from nmt_desktop.core.decoding import native_library
+from nmt_desktop.core.decoding.cache import KVCache
 
 if TYPE_CHECKING:
-    from .fused_step import CrossState, FusedStep
+    from nmt_desktop.core.decoding.fused_step import CrossState, FusedStep
 
 __all__ = ["prepare_native_step", "run_native_step"]
 

@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hub_client import HubError
-from .locations import bundled_models_dir, user_models_dir
+from nmt_desktop.core.hub.client import HubError
+from nmt_desktop.core.locations import bundled_models_dir, user_models_dir
 
 __all__ = ["InstalledModel", "list_models", "remove_model"]
 
@@ -35,7 +35,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _describe(path: Path, bundled: bool) -> InstalledModel:
-    from .model_dir import model_size_bytes
+    from nmt_desktop.core.formats.model_dir import model_size_bytes
 
     config, card = _read_json(path / "config.json"), _read_json(path / "card.json")
     src, tgt = str(config.get("src_lang", "") or ""), str(config.get("tgt_lang", "") or "")

@@ -24,11 +24,11 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from .config import DecodeConfig
-from .marian import is_language_token, split_language_code
-from .search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
-from .tokenizer import Tokenizer, TokenizerPair
-from .transformer import FastWeights, HeadOverride, Transformer
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.formats.marian import is_language_token, split_language_code
+from nmt_desktop.core.decoding.search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
+from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
+from nmt_desktop.core.model.transformer import FastWeights, HeadOverride, Transformer
 
 
 class InputTooLongError(ValueError):
@@ -161,10 +161,10 @@ class Translator:
 
     def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = "", int8: bool = False,
                  target_language: str | None = None):
-        """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/int8.py).
+        """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/decoding/int8.py).
         target_language: as the `target_language` property (multilingual models only)."""
         if int8:
-            from .int8 import quantize_int8
+            from nmt_desktop.core.decoding.int8 import quantize_int8
 
             model = quantize_int8(model)
         self.model = model.eval()
@@ -191,7 +191,7 @@ class Translator:
     def load(cls, path: str | Path, device: str = "cpu", int8: bool = False,
              target_language: str | None = None) -> "Translator":
         """Load a model folder or zip (see model_dir) and wrap it; int8, target_language as in `__init__`."""
-        from .model_dir import load_model
+        from nmt_desktop.core.formats.model_dir import load_model
 
         loaded = load_model(path, device=device)
         return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language)

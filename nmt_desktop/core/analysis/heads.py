@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Literal, Sequence
 import numpy as np
 import torch
 
-from .config import DecodeConfig
-from .tokenizer import SPECIAL_TOKENS, WORD_START
-from .transformer import HeadOverride
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.tokenizer import SPECIAL_TOKENS, WORD_START
+from nmt_desktop.core.model.transformer import HeadOverride
 
 if TYPE_CHECKING:
-    from .translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translation, Translator
 
 EOS_PIECE = "</s>"
 
@@ -226,7 +226,7 @@ def rank_heads(translator: "Translator", pairs: Sequence[tuple[str, str]], max_s
     Ties keep (layer, head) order. Deterministic: greedy search, and the probe subset (when
     max_sentences is set) is drawn with `seed`.
     """
-    from .metrics import corpus_bleu
+    from nmt_desktop.core.training.metrics import corpus_bleu
 
     probe = probe_subset(pairs, max_sentences, seed)
     if not probe:

@@ -7,7 +7,7 @@ that step needs, prepared once per model (see `Transformer.fast_weights`):
 
 * every projection as one `PreparedLinear` (prepared_linear.py: the fastest weight layout for the
   number of rows; with oneDNN the output projections also add the residual and the first FFN
-  layer applies the activation), or the int8 kernel of an int8 model (core/int8.py);
+  layer applies the activation), or the int8 kernel of an int8 model (core/decoding/int8.py);
 * the query scale 1/sqrt(dh) folded into the query columns of the float weights;
 * cross-attention keys transposed once per source to (B*H, dh, S) and the source padding turned
   into an additive bias, so each cross-attention is `baddbmm`, `softmax`, `bmm`.
@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .cache import KVCache
-from .native_step import prepare_native_step, run_native_step
-from .prepared_linear import PreparedLinear, prepare_linear, prepare_weight
+from nmt_desktop.core.decoding.cache import KVCache
+from nmt_desktop.core.decoding.native_step import prepare_native_step, run_native_step
+from nmt_desktop.core.decoding.prepared_linear import PreparedLinear, prepare_linear, prepare_weight
 
 __all__ = ["FusedStep", "fused_step", "prepare_fused_step"]
 
@@ -89,7 +89,7 @@ def _norm(norm: nn.LayerNorm) -> FusedNorm:
 
 
 def prepare_fused_step(model: nn.Module) -> FusedStep:
-    """A `FusedStep` for a `Transformer` (float32 or int8, see core/int8.py)."""
+    """A `FusedStep` for a `Transformer` (float32 or int8, see core/decoding/int8.py)."""
     cfg = model.config
     dh = cfg.d_model // cfg.n_heads
     int8 = getattr(model, "int8_output", None) is not None

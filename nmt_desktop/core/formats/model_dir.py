@@ -52,9 +52,9 @@ from safetensors import safe_open
 from safetensors.torch import load as _safetensors_load
 from safetensors.torch import save_file as _safetensors_save_file
 
-from .config import FORMAT_VERSION, ConfigError, ModelConfig
-from .tokenizer import TokenizerError, TokenizerPair
-from .transformer import Transformer
+from nmt_desktop.core.config import FORMAT_VERSION, ConfigError, ModelConfig
+from nmt_desktop.core.tokenizer import TokenizerError, TokenizerPair
+from nmt_desktop.core.model.transformer import Transformer
 
 __all__ = [
     "CARD_FILE", "CONFIG_FILE", "WEIGHTS_FILE", "WEIGHTS_INDEX", "LoadedModel", "ModelFolderError",

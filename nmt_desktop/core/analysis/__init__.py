@@ -1,0 +1,1 @@
+"""Attention analysis: head statistics, ablation, alignments and coverage."""

@@ -1,0 +1,1 @@
+"""Decoding: the KV cache, step backends, searches and the Translator."""

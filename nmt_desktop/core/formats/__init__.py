@@ -1,0 +1,1 @@
+"""Model formats: the model folder (save, load, zip), cards, Marian import, averaging."""

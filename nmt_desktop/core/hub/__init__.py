@@ -1,0 +1,1 @@
+"""Getting models: the Hugging Face Hub client, catalogue search, pulling OPUS-MT models, the installed models."""

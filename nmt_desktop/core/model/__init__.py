@@ -1,0 +1,1 @@
+"""The Transformer itself: layers and the encoder-decoder model (no decoding fast paths)."""

@@ -1,0 +1,1 @@
+"""Training: corpora, batching, the training loop, checkpoints and metrics."""
