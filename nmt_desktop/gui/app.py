@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, Q
 from nmt_desktop import __version__
 from nmt_desktop.core.locations import app_icon_path
 
-from .analysis_panel import AnalysisPanel, connect_to_translate_panel
+from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging

@@ -16,7 +16,10 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.gui.analysis_panel import STAT_FIELDS, AnalysisPanel, token_diff, words_of  # noqa: E402
+from nmt_desktop.gui.analysis.alignment import words_of  # noqa: E402
+from nmt_desktop.gui.analysis.head_stats import STAT_FIELDS, HeadStatsView  # noqa: E402
+from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
+from nmt_desktop.gui.analysis.tokens import token_diff  # noqa: E402
 
 TIMEOUT_MS = 30000
 TEXT = "red cat runs"
@@ -79,8 +82,6 @@ def test_grid_is_ordered_by_statistic(panel, translation) -> None:
 def test_hidden_grid_is_built_only_when_shown(qtbot, translation) -> None:
     """A translation finishing while the Analysis tab is hidden must not build the heatmap grid
     (about 100 ms of pyqtgraph set-up on the GUI thread, measured as an event-loop stall)."""
-    from nmt_desktop.gui.analysis_panel import HeadStatsView
-
     view = HeadStatsView()
     qtbot.addWidget(view)
     view.set_translation(translation)

@@ -1,0 +1,162 @@
+"""Head statistics: a sortable table of every cross-attention head's statistics, and a grid of small
+heatmaps ordered by one statistic (`core.analysis.heads.head_stats`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from nmt_desktop.core.analysis import heads as analysis
+
+from ..heatmap import colormap, top_level
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Translation
+
+STAT_FIELDS = ("entropy", "eos_share", "punct_share", "diagonality", "monotonicity", "coverage")
+STAT_TITLES = {"entropy": "Entropy", "eos_share": "</s> share", "punct_share": "Punct. share",
+               "diagonality": "Diagonality", "monotonicity": "Monotonicity", "coverage": "Coverage"}
+
+
+class NumericItem(QTableWidgetItem):
+    """A table item shown as text but sorted by its numeric value (Qt.UserRole)."""
+
+    def __init__(self, value: float, text: str):
+        super().__init__(text)
+        self.setData(Qt.UserRole, float(value))
+        self.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        a, b = self.data(Qt.UserRole), other.data(Qt.UserRole)
+        if a is None or b is None:
+            return super().__lt__(other)
+        return float(a) < float(b)
+
+
+class HeadStatsView(QWidget):
+    """A sortable table of every head's statistics and a grid of small heatmaps ordered by a statistic."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.rows: list[analysis.HeadStats] = []
+        self.attention: np.ndarray | None = None  # (L, H, T, S)
+        self.table = QTableWidget(0, 2 + len(STAT_FIELDS))
+        self.table.setHorizontalHeaderLabels(["Layer", "Head"] + [STAT_TITLES[f] for f in STAT_FIELDS])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setSortIndicator(0, Qt.AscendingOrder)
+        self.table.setSortingEnabled(True)
+        self.sort_combo = QComboBox()
+        self.sort_combo.addItems([STAT_TITLES[f] for f in STAT_FIELDS])
+        self.sort_combo.setToolTip("Order the heatmap grid by this statistic (largest first)")
+        self.sort_combo.currentIndexChanged.connect(self._fill_grid)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.grid_order: list[tuple[int, int]] = []
+        self._grid_images: list[pg.ImageItem] = []
+        self._grid_dirty = False  # the grid is rebuilt when shown: pyqtgraph's set-up per fill is slow
+        self.hint = QLabel("Translate something on the Translate tab to see its heads here.")
+        self.hint.setObjectName("hint")
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Sort heads by"))
+        row.addWidget(self.sort_combo, 1)
+        rl.addLayout(row)
+        rl.addWidget(self.graphics, 1)
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(right)
+        split.setSizes([700, 420])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.hint)
+        layout.addWidget(split, 1)
+
+    def set_translation(self, translation: Translation) -> None:
+        assert translation.attention is not None  # AnalysisPanel passes only translations with attention
+        self.attention = translation.attention
+        self.rows = analysis.head_stats(translation)
+        self.hint.setText(f"{len(self.rows)} cross-attention heads · {translation.attention.shape[2]} target × "
+                          f"{translation.attention.shape[3]} source tokens")
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self.rows))
+        for r, s in enumerate(self.rows):
+            self.table.setItem(r, 0, NumericItem(s.layer * 10000 + s.head, str(s.layer)))  # ties: head order
+            self.table.setItem(r, 1, NumericItem(s.head, str(s.head)))
+            for c, name in enumerate(STAT_FIELDS):
+                value = getattr(s, name)
+                self.table.setItem(r, 2 + c, NumericItem(value, f"{value:.3f}"))
+        self.table.setSortingEnabled(True)
+        self._fill_grid()
+
+    def clear(self) -> None:
+        self.rows, self.attention = [], None
+        self.table.setRowCount(0)
+        self._fill_grid()
+
+    def column_values(self, column: int) -> list[float]:
+        """The table's values in `column`, top to bottom, as shown (sorted or not)."""
+        return [float(self.table.item(r, column).data(Qt.UserRole)) for r in range(self.table.rowCount())]
+
+    def sort_by(self, field_name: str, descending: bool = True) -> None:
+        column = 2 + STAT_FIELDS.index(field_name)
+        self.table.sortItems(column, Qt.DescendingOrder if descending else Qt.AscendingOrder)
+
+    def set_grid_statistic(self, field_name: str) -> None:
+        self.sort_combo.setCurrentIndex(STAT_FIELDS.index(field_name))
+
+    @property
+    def grid_images(self) -> list[pg.ImageItem]:
+        """The grid's images in `grid_order` (built now if the grid is waiting to be shown)."""
+        if self._grid_dirty:
+            self._build_grid()
+        return self._grid_images
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt name
+        super().showEvent(event)
+        if self._grid_dirty:
+            self._build_grid()
+
+    def _ordered(self) -> tuple[str, list[analysis.HeadStats]]:
+        """The grid's statistic and the heads by it, largest first (stable: ties in (layer, head) order)."""
+        field_name = STAT_FIELDS[max(0, self.sort_combo.currentIndex())]
+        return field_name, sorted(self.rows, key=lambda s: -getattr(s, field_name))
+
+    def _fill_grid(self) -> None:
+        """Order the grid; build its cells now if visible, else when first shown (a translation
+        finished on the Translate tab must not stall the event loop for an unseen grid)."""
+        self.grid_order = [(s.layer, s.head) for s in self._ordered()[1]]
+        self._grid_dirty = True
+        if self.isVisible():
+            self._build_grid()
+
+    def _build_grid(self) -> None:
+        self._grid_dirty = False
+        self.graphics.clear()
+        self._grid_images = []
+        field_name, ordered = self._ordered()
+        if self.attention is None or not ordered:
+            return
+        columns = max(1, min(self.attention.shape[1], 6))
+        for i, s in enumerate(ordered):
+            r, c = divmod(i, columns)
+            sub = self.graphics.addLayout(row=r, col=c)
+            sub.addLabel(f"L{s.layer} H{s.head} · {getattr(s, field_name):.3f}", row=0, col=0, size="8pt",
+                         color="#333")
+            box = sub.addViewBox(row=1, col=0, lockAspect=False, enableMouse=False, invertY=True)
+            box.setMenuEnabled(False)
+            matrix = self.attention[s.layer, s.head].astype(np.float32)
+            image = pg.ImageItem(matrix, axisOrder="row-major", levels=(0.0, top_level(matrix)))
+            image.setColorMap(colormap())
+            box.addItem(image)
+            self._grid_images.append(image)

@@ -1,0 +1,127 @@
+"""The Analysis tab: head statistics, ablation, alignments, coverage, forced prefix, beam tree and model
+comparison of the current translation (the Translate tab's shown sentence), one view a page.
+
+Everything shown is computed by `nmt_desktop.core.analysis` and the decoder; the views only lay it out.
+Views that run work (re-translation, re-decoding, beam search, loading a model) do it on their own
+worker thread through `job.JobView`, which drops the results of superseded requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from nmt_desktop.core.config import DecodeConfig
+
+from ..workers import _one_line
+from .ablation import AblationView
+from .alignment import AlignmentView
+from .beam_tree import BeamTreeView
+from .compare import CompareView
+from .coverage import CoverageView
+from .forced_prefix import ForcedPrefixView
+from .head_stats import HeadStatsView
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Translation, Translator
+
+    from ..translate_panel import TranslatePanel
+    from ..workers import ModelInfo
+
+log = logging.getLogger("nmt_desktop.gui.analysis")
+
+
+class AnalysisPanel(QWidget):
+    """The Analysis tab: head statistics, ablation, alignments and coverage of the current translation."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.translator: Translator | None = None
+        self.translation: Translation | None = None
+        self.title = QLabel("No translation yet: translate something on the Translate tab.")
+        self.title.setObjectName("paneTitle")
+        self.title.setWordWrap(True)
+        self.stats = HeadStatsView()
+        self.ablation = AblationView()
+        self.alignment = AlignmentView()
+        self.coverage = CoverageView()
+        self.forced = ForcedPrefixView()
+        self.beam_tree = BeamTreeView()
+        self.compare = CompareView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.stats, "Head statistics")
+        self.tabs.addTab(self.ablation, "Head ablation")
+        self.tabs.addTab(self.alignment, "Alignments")
+        self.tabs.addTab(self.coverage, "Coverage")
+        self.tabs.addTab(self.forced, "Forced prefix")
+        self.tabs.addTab(self.beam_tree, "Beam tree")
+        self.tabs.addTab(self.compare, "Compare models")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.title)
+        layout.addWidget(self.tabs, 1)
+
+    def set_translator(self, translator: Translator | None, _info: ModelInfo | None = None) -> None:
+        self.translator = translator
+        self.translation = None
+        self.ablation.set_translator(translator)
+        self.forced.set_translator(translator)
+        self.beam_tree.set_translator(translator)
+        self.compare.set_translator(translator)
+        if translator is not None:
+            self.alignment.set_layers(translator.config.decoder_layers)
+
+    def set_translation(self, translation: Translation | None, cfg: DecodeConfig | None = None) -> None:
+        """Analyse one finished sentence (a core Translation decoded with attention)."""
+        if translation is None or translation.attention is None or translation.attention.shape[2] == 0:
+            self.title.setText("This translation has no attention to analyse.")
+            return
+        self.translation = translation
+        self.title.setText(f"“{translation.source}”  →  “{translation.text}”")
+        self.stats.set_translation(translation)
+        self.ablation.set_translation(translation, cfg)
+        self.alignment.set_translation(translation)
+        self.coverage.set_translation(translation)
+        self.beam_tree.set_source(translation.source)
+        self.compare.set_source(translation.source)
+
+    def force_alternative(self, translation: Translation, step: int, token_id: int,
+                          cfg: DecodeConfig | None = None) -> int:
+        """Show the Forced prefix page and re-decode with the alternative `token_id` forced at `step`."""
+        self.tabs.setCurrentWidget(self.forced)
+        return self.forced.force(translation, step, token_id, cfg)
+
+    def shutdown(self) -> None:
+        self.ablation.shutdown()
+        self.forced.shutdown()
+        self.beam_tree.shutdown()
+        self.compare.shutdown()
+
+
+def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslatePanel,
+                               on_error: Callable[[str], None] | None = None) -> None:
+    """Feed `panel` the Translate tab's finished translation (the sentence shown there, and the one selected
+    later in its Sentences list) and its forced alternatives."""
+
+    def finished(translations: list[Translation], cfg: DecodeConfig | None) -> None:
+        if not translations:
+            return
+        index = translate_panel.shown_sentence
+        try:
+            panel.set_translation(translations[index if 0 <= index < len(translations) else 0], cfg)
+        except Exception as exc:  # noqa: BLE001
+            log.exception("analysis failed")
+            if on_error is not None:
+                on_error(_one_line(exc))
+
+    def sentence_selected(index: int) -> None:
+        sentences = translate_panel.sentences
+        if 0 <= index < len(sentences) and sentences[index].translation is not None \
+                and sentences[index].translation is not panel.translation:
+            panel.set_translation(sentences[index].translation, getattr(translate_panel, "last_config", None))
+
+    translate_panel.translationDone.connect(finished)
+    translate_panel.sentence_list.currentRowChanged.connect(sentence_selected)
+    translate_panel.alternativeForced.connect(panel.force_alternative)
