@@ -1,4 +1,4 @@
-"""Tests for nmt_desktop.core.training.data: readers, validation, encoding, batching, data position."""
+"""Training data (core/training/corpus*, tmx, encoding, batching): readers, validation, encoding, batching, position."""
 
 from __future__ import annotations
 
@@ -12,25 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.training.data import (
-    Batch,
-    Corpus,
-    CorpusError,
-    CorpusSpec,
-    CorpusStats,
-    DataPosition,
-    EpochBatches,
-    batches_for_epoch,
-    encode_pairs,
-    iter_batches,
-    make_batches,
-    normalize_space,
-    padding_fraction,
-    read_corpus,
-    shard_batches,
-    split_dev,
-    train_tokenizers,
-)
+from nmt_desktop.core.training.batching import (Batch, DataPosition, EpochBatches, batches_for_epoch, iter_batches,
+                                                make_batches, padding_fraction, shard_batches)
+from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, CorpusStats, read_corpus, split_dev
+from nmt_desktop.core.training.corpus_files import CorpusError, normalize_space
+from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.tokenizer import TokenizerPair
 
 WORDS = "the a cat dog house tree runs sleeps big small red blue green water sun moon and or".split()

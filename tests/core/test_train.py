@@ -15,7 +15,8 @@ import torch
 
 from nmt_desktop.core.config import DecodeConfig, TrainConfig
 from nmt_desktop.core.formats.model_dir import load_model
-from nmt_desktop.core.training.train import Trainer, TrainingError, learning_rate
+from nmt_desktop.core.training.schedule import learning_rate
+from nmt_desktop.core.training.train import Trainer, TrainingError
 from nmt_desktop.core.decoding.translator import Translator
 from tiny_models import reference, synthetic_pairs, write_tsv
 

@@ -26,6 +26,7 @@ STATE_DIR = "trainer_state"
 STATE_FILE = "state.json"
 TENSORS_FILE = "tensors.safetensors"
 COMPLETE = "COMPLETE"
+CHECKPOINTS_DIR = "checkpoints"  # the kept snapshots (keep_checkpoints), one model folder per evaluation
 
 
 def _fsync_tree(folder: Path) -> None:
@@ -185,3 +186,9 @@ def load_trainer_state(folder: Path, optimizer: torch.optim.Optimizer) -> dict[s
     optimizer_from_safe(optimizer, tensors, state["optimizer"])
     rng_from_safe(tensors, state["rng"])
     return state
+
+
+def snapshots(run: str | os.PathLike) -> list[Path]:
+    """The kept snapshots of a run folder (RUN/checkpoints/step-NNNNNNN), oldest first."""
+    folder = Path(run) / CHECKPOINTS_DIR
+    return sorted(p for p in folder.glob("step-*") if p.is_dir() and p.name[5:].isdigit())

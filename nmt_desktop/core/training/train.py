@@ -17,8 +17,6 @@ import contextlib
 import dataclasses
 import json
 import math
-import os
-import platform
 import random
 import shutil
 import time
@@ -31,24 +29,20 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
 
-from nmt_desktop.core.training import data as D
-from nmt_desktop.core.training.checkpoint import (find_checkpoint, load_trainer_state, promote_checkpoint, save_checkpoint,
-                         write_model_atomically)
-from nmt_desktop.core.config import PRESETS, ConfigError, DecodeConfig, ModelConfig, TrainConfig
-from nmt_desktop.core.training.metrics import corpus_bleu, corpus_chrf
-from nmt_desktop.core.locations import resolve_model_path
+from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
 from nmt_desktop.core.formats.model_dir import load_model
-from nmt_desktop.core.tokenizer import TokenizerPair
+from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
-from nmt_desktop.core.decoding.translator import Translator
-
-CHECKPOINTS_DIR = "checkpoints"  # the kept snapshots (keep_checkpoints), one model folder per evaluation
-
-
-def snapshots(run: str | os.PathLike) -> list[Path]:
-    """The kept snapshots of a run folder (RUN/checkpoints/step-NNNNNNN), oldest first."""
-    folder = Path(run) / CHECKPOINTS_DIR
-    return sorted(p for p in folder.glob("step-*") if p.is_dir() and p.name[5:].isdigit())
+from nmt_desktop.core.tokenizer import TokenizerPair
+from nmt_desktop.core.training.batching import Batch, batches_for_epoch, padding_fraction, shard_batches
+from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoint, load_trainer_state,
+                                                  promote_checkpoint, save_checkpoint, snapshots,
+                                                  write_model_atomically)
+from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
+from nmt_desktop.core.training.devices import Distributed, hardware_name
+from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
+from nmt_desktop.core.training.evaluation import evaluate_dev
+from nmt_desktop.core.training.schedule import learning_rate
 
 Event = dict[str, Any]
 
@@ -77,21 +71,6 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def learning_rate(step: int, cfg: TrainConfig) -> float:
-    """Learning rate at optimizer step `step` (1-based)."""
-    step = max(step, 1)
-    warm = max(cfg.warmup_steps, 1)
-    if cfg.schedule == "inverse_sqrt":  # the paper's shape, peaking at cfg.lr after warmup
-        return cfg.lr * min(step / warm, math.sqrt(warm / step))
-    if cfg.schedule == "constant":
-        return cfg.lr * min(1.0, step / warm)
-    # cosine: linear warmup, then cosine decay to min_lr at max_steps
-    if step < warm:
-        return cfg.lr * step / warm
-    progress = min(1.0, (step - warm) / max(1, (cfg.max_steps or step) - warm))
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
-
-
 @dataclass
 class LoopState:
     """Where the run is; saved in every checkpoint (JSON) so `--resume` continues exactly."""
@@ -105,22 +84,6 @@ class LoopState:
     best_step: int = 0
     evals_since_best: int = 0
     last_eval_step: int = 0
-
-
-@dataclass
-class Distributed:
-    rank: int = 0
-    world: int = 1
-    local_rank: int = 0
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-    @classmethod
-    def from_env(cls) -> "Distributed":
-        return cls(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)),
-                   int(os.environ.get("LOCAL_RANK", 0)))
 
 
 class Trainer:
@@ -156,18 +119,18 @@ class Trainer:
             backend = "nccl" if self.device.type == "cuda" else "gloo"
             dist.init_process_group(backend=backend)
 
-    def _read_data(self) -> tuple[D.Corpus, D.Corpus | None]:
+    def _read_data(self) -> tuple[Corpus, Corpus | None]:
         cfg = self.cfg
-        spec = D.CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
+        spec = CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
                             src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
-        train = D.read_corpus(spec)
+        train = read_corpus(spec)
         dev = None
         if cfg.dev or cfg.dev_src:
-            dev = D.read_corpus(D.CorpusSpec(path=cfg.dev, src_path=cfg.dev_src, tgt_path=cfg.dev_tgt,
+            dev = read_corpus(CorpusSpec(path=cfg.dev, src_path=cfg.dev_src, tgt_path=cfg.dev_tgt,
                                              reverse=cfg.reverse, src_lang=cfg.src_lang or None,
                                              tgt_lang=cfg.tgt_lang or None))
         elif cfg.dev_fraction > 0:
-            train, dev = D.split_dev(train, cfg.dev_fraction, cfg.seed)
+            train, dev = split_dev(train, cfg.dev_fraction, cfg.seed)
         return train, dev
 
     def _model_config(self, tokenizers: TokenizerPair) -> ModelConfig:
@@ -182,7 +145,7 @@ class Trainer:
                            shared_vocab=tokenizers.joint, tie_output=True, src_lang=cfg.src_lang, tgt_lang=cfg.tgt_lang,
                            **arch)
 
-    def _init_model(self, train: D.Corpus) -> tuple[Transformer, TokenizerPair]:
+    def _init_model(self, train: Corpus) -> tuple[Transformer, TokenizerPair]:
         """From a checkpoint (resume), a model folder (fine-tune) or scratch (tokenizers trained here)."""
         cfg = self.cfg
         last = self.out / "last"
@@ -208,7 +171,7 @@ class Trainer:
             return model, loaded.tokenizers
         tok_dir = self.out / "tokenizer"
         if self.dist.main:
-            tokenizers = D.train_tokenizers(train.pairs, cfg.vocab_size, cfg.joint_vocab)
+            tokenizers = train_tokenizers(train.pairs, cfg.vocab_size, cfg.joint_vocab)
             tokenizers.save(tok_dir)
         self._barrier()
         tokenizers = TokenizerPair.load(tok_dir)
@@ -246,9 +209,9 @@ class Trainer:
         self._freeze(model)
         self.model = model.to(self.device)
         self.config = model.config
-        self.train_data = D.encode_pairs(train.pairs, self.tokenizers, self.config, cfg.max_tokens)
+        self.train_data = encode_pairs(train.pairs, self.tokenizers, self.config, cfg.max_tokens)
         self.dev_pairs = dev.pairs if dev is not None else []
-        self.dev_data = D.encode_pairs(self.dev_pairs, self.tokenizers, self.config, cfg.max_tokens) if dev else None
+        self.dev_data = encode_pairs(self.dev_pairs, self.tokenizers, self.config, cfg.max_tokens) if dev else None
         params = [p for p in model.parameters() if p.requires_grad]
         fused = self.device.type == "cuda"
         self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2),
@@ -272,10 +235,10 @@ class Trainer:
 
     # --- the loop -------------------------------------------------------------------------------
 
-    def _epoch_batches(self, epoch: int) -> list[D.Batch]:
-        batches = D.batches_for_epoch(self.train_data, self.cfg.batch_tokens, self.cfg.seed, epoch)
+    def _epoch_batches(self, epoch: int) -> list[Batch]:
+        batches = batches_for_epoch(self.train_data, self.cfg.batch_tokens, self.cfg.seed, epoch)
         if self.dist.world > 1:
-            batches = D.shard_batches(batches, self.dist.rank, self.dist.world)
+            batches = shard_batches(batches, self.dist.rank, self.dist.world)
         return batches
 
     def _steps_per_epoch(self) -> int:
@@ -296,7 +259,7 @@ class Trainer:
             return "max_time"
         return None
 
-    def _train_step(self, micro: list[D.Batch]) -> tuple[float, float, int]:
+    def _train_step(self, micro: list[Batch]) -> tuple[float, float, int]:
         """One optimizer step over micro-batches; returns (loss per token, grad norm, target tokens)."""
         model, cfg = self.ddp_model, self.cfg
         ntok = sum(b.n_tgt_tokens for b in micro)
@@ -343,7 +306,7 @@ class Trainer:
                   parameters=count_parameters(self.model), model=self.config.to_dict(),
                   train_pairs=len(self.train_data), dev_pairs=len(self.dev_pairs),
                   skipped=self._skip_counts(), steps_per_epoch=steps_per_epoch, total_steps=total,
-                  padding_fraction=round(D.padding_fraction(self._epoch_batches(st.epoch)), 4),
+                  padding_fraction=round(padding_fraction(self._epoch_batches(st.epoch)), 4),
                   config=cfg.to_dict(), out=str(self.out))
         reason = self._limit_reached(total)
         window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
@@ -417,7 +380,7 @@ class Trainer:
         s = self.train_stats
         return {"empty": s.skipped_empty, "long": s.skipped_long + self.train_data.dropped_long}
 
-    def _record_shard(self, batches: list[D.Batch]) -> None:
+    def _record_shard(self, batches: list[Batch]) -> None:
         """Write which batches this rank sees (first few fingerprints), to verify sharding."""
         shard_dir = self.out / "shards"
         shard_dir.mkdir(parents=True, exist_ok=True)
@@ -464,40 +427,10 @@ class Trainer:
         for old in snapshots(self.out)[: -self.cfg.keep_checkpoints]:
             shutil.rmtree(old, ignore_errors=True)
 
-    @torch.no_grad()
     def evaluate(self) -> dict[str, Any]:
         """Dev loss and perplexity (teacher forced), BLEU and chrF of decodes, samples, probe attention."""
-        cfg, model = self.cfg, self.model
-        model.eval()
-        nll, ntok = 0.0, 0
-        for batch in D.make_batches(self.dev_data, cfg.batch_tokens, shuffle=False):
-            src, tgt_in, tgt_out = (t.to(self.device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
-            with self.autocast:
-                logits = model(src, tgt_in)
-            nll += float(F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                         ignore_index=self.config.pad_id, reduction="sum"))
-            ntok += batch.n_tgt_tokens
-        dev_loss = nll / max(ntok, 1)
-        pairs = self.dev_pairs[: cfg.eval_sentences] if cfg.eval_sentences else self.dev_pairs
-        translator = Translator(model, self.tokenizers)
-        t0 = time.perf_counter()
-        decode_cfg = DecodeConfig(beam_size=cfg.eval_beam, attention=False, alternatives=1)
-        hyps = [t.text for t in translator.translate_batch([s for s, _ in pairs], decode_cfg, batch_size=64)]
-        refs = [r for _, r in pairs]
-        out: dict[str, Any] = {
-            "dev_loss": round(dev_loss, 5), "dev_ppl": round(math.exp(min(dev_loss, 50.0)), 3),
-            "bleu": round(corpus_bleu(hyps, refs), 3), "chrf": round(corpus_chrf(hyps, refs), 3),
-            "decode_s": round(time.perf_counter() - t0, 2), "sentences": len(pairs),
-            "samples": [{"source": s, "reference": r, "hypothesis": h}
-                        for (s, r), h in list(zip(pairs, hyps))[: cfg.samples]],
-        }
-        if cfg.probe:
-            probe = translator.translate(cfg.probe, DecodeConfig(beam_size=1))
-            out["probe"] = {"source": cfg.probe, "translation": probe.text, "source_tokens": probe.source_tokens,
-                            "target_tokens": probe.target_tokens,
-                            "attention": None if probe.attention is None else probe.attention.round(4).tolist()}
-        model.train()
-        return out
+        return evaluate_dev(self.model, self.tokenizers, self.dev_data, self.dev_pairs, self.cfg, self.device,
+                            self.autocast)
 
     def _card(self, metrics: dict[str, Any]) -> dict[str, Any]:
         cfg, st = self.cfg, self.state
@@ -509,7 +442,7 @@ class Trainer:
             "data": data, "fine_tuned_from": cfg.from_model,
             "training": {"steps": st.step, "epochs": round(st.step / max(1, self._steps_per_epoch_cached()), 3),
                          "target_tokens": st.tokens, "wall_time_s": round(st.elapsed, 1),
-                         "device": str(self.device), "hardware": _hardware(self.device), "world_size": self.dist.world,
+                         "device": str(self.device), "hardware": hardware_name(self.device), "world_size": self.dist.world,
                          "torch": torch.__version__},
             "parameters": count_parameters(self.model),
         }
@@ -536,16 +469,9 @@ def token_loss(model: torch.nn.Module, src: Tensor, tgt_in: Tensor, tgt_out: Ten
     return F.cross_entropy(logits.float(), tgt_out[keep], label_smoothing=label_smoothing, reduction="sum")
 
 
-def _hardware(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    n = torch.get_num_threads()
-    return f"{platform.processor() or platform.machine()} CPU, {n} thread{'' if n == 1 else 's'}"
-
-
 def train(cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False) -> dict[str, Any]:
     """Convenience wrapper: build a Trainer and run it."""
     return Trainer(cfg, emit, resume).run()
 
 
-__all__ = ["Trainer", "TrainingError", "train", "learning_rate", "resolve_device", "ConfigError"]
+__all__ = ["Trainer", "TrainingError", "train", "resolve_device", "ConfigError"]

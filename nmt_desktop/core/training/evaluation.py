@@ -1,0 +1,60 @@
+"""Evaluation on the dev set during training: teacher-forced loss, then BLEU and chrF of real decodes."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from nmt_desktop.core.config import DecodeConfig, TrainConfig
+from nmt_desktop.core.decoding.translator import Translator
+from nmt_desktop.core.model.transformer import Transformer
+from nmt_desktop.core.tokenizer import TokenizerPair
+from nmt_desktop.core.training.batching import make_batches
+from nmt_desktop.core.training.corpus_files import Pair
+from nmt_desktop.core.training.encoding import EncodedCorpus
+from nmt_desktop.core.training.metrics import corpus_bleu, corpus_chrf
+
+
+@torch.no_grad()
+def evaluate_dev(model: Transformer, tokenizers: TokenizerPair, dev_data: EncodedCorpus, dev_pairs: list[Pair],
+                 cfg: TrainConfig, device: torch.device, autocast: contextlib.AbstractContextManager) -> dict[str, Any]:
+    """Dev loss and perplexity (teacher forced), BLEU and chrF of decodes, samples, probe attention.
+
+    The model is left in train mode: this runs between optimizer steps.
+    """
+    model.eval()
+    nll, ntok = 0.0, 0
+    for batch in make_batches(dev_data, cfg.batch_tokens, shuffle=False):
+        src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+        with autocast:
+            logits = model(src, tgt_in)
+        nll += float(F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
+                                     ignore_index=model.config.pad_id, reduction="sum"))
+        ntok += batch.n_tgt_tokens
+    dev_loss = nll / max(ntok, 1)
+    pairs = dev_pairs[: cfg.eval_sentences] if cfg.eval_sentences else dev_pairs
+    translator = Translator(model, tokenizers)
+    t0 = time.perf_counter()
+    decode_cfg = DecodeConfig(beam_size=cfg.eval_beam, attention=False, alternatives=1)
+    hyps = [t.text for t in translator.translate_batch([s for s, _ in pairs], decode_cfg, batch_size=64)]
+    refs = [r for _, r in pairs]
+    out: dict[str, Any] = {
+        "dev_loss": round(dev_loss, 5), "dev_ppl": round(math.exp(min(dev_loss, 50.0)), 3),
+        "bleu": round(corpus_bleu(hyps, refs), 3), "chrf": round(corpus_chrf(hyps, refs), 3),
+        "decode_s": round(time.perf_counter() - t0, 2), "sentences": len(pairs),
+        "samples": [{"source": s, "reference": r, "hypothesis": h}
+                    for (s, r), h in list(zip(pairs, hyps))[: cfg.samples]],
+    }
+    if cfg.probe:
+        probe = translator.translate(cfg.probe, DecodeConfig(beam_size=1))
+        out["probe"] = {"source": cfg.probe, "translation": probe.text, "source_tokens": probe.source_tokens,
+                        "target_tokens": probe.target_tokens,
+                        "attention": None if probe.attention is None else probe.attention.round(4).tolist()}
+    model.train()
+    return out
+
