@@ -21,11 +21,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from nmt_desktop.cli_train import evaluate_model  # noqa: E402
-from nmt_desktop.core.averaging import average_models  # noqa: E402
-from nmt_desktop.core.data import CorpusSpec, read_corpus  # noqa: E402
-from nmt_desktop.core.model_dir import load_model, save_model  # noqa: E402
-from nmt_desktop.core.train import snapshots  # noqa: E402
+from nmt_desktop.cli.evaluate import evaluate_model  # noqa: E402
+from nmt_desktop.core.formats.averaging import average_models  # noqa: E402
+from nmt_desktop.core.training.corpus import CorpusSpec, read_corpus  # noqa: E402
+from nmt_desktop.core.formats.model_dir import load_model, save_model  # noqa: E402
+from nmt_desktop.core.training.checkpoint import snapshots  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,8 +17,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.formats.model_dir import (WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError, load_model,
-                                        model_size_bytes, save_model, zip_model)
+from nmt_desktop.core.formats.folder_files import WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError
+from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes, save_model, zip_model
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import Transformer, build_model
 

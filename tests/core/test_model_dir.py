@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors import safe_open
 from safetensors.torch import save_file
 
-from nmt_desktop.core.formats import model_dir as md
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.formats.model_dir import (CARD_FILE, CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX, LoadedModel,
-                                        ModelFolderError, load_model, model_size_bytes, read_config,
-                                        save_model, zip_model)
+from nmt_desktop.core.formats import folder_files, model_dir, model_source, safetensors_header, weights
+from nmt_desktop.core.formats.folder_files import (CARD_FILE, CONFIG_FILE, MAX_JSON_BYTES, WEIGHTS_FILE, WEIGHTS_INDEX,
+                                                   ModelFolderError)
+from nmt_desktop.core.formats.model_dir import (LoadedModel, load_model, model_size_bytes, read_config, save_model,
+                                                zip_model)
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import Transformer, build_model
 
@@ -189,7 +191,7 @@ def test_folder_round_trip_joint_vocabulary(md_saved, md_joint):
     # config.json is ModelConfig.to_json(); card.json is pretty JSON with sorted keys
     assert (md_saved / CONFIG_FILE).read_text() == model.config.to_json()
     assert (md_saved / CARD_FILE).read_text() == json.dumps(loaded.card, indent=2, sort_keys=True) + "\n"
-    with md.safe_open(str(md_saved / WEIGHTS_FILE), framework="pt") as f:
+    with safe_open(str(md_saved / WEIGHTS_FILE), framework="pt") as f:
         assert f.metadata() == {"format": "pt"}
 
 
@@ -488,8 +490,10 @@ def test_pickle_in_zip_and_in_shard_is_refused(tmp_path, md_saved, md_joint):
     assert not marker.exists()
 
 
-def test_module_never_unpickles(monkeypatch, md_saved, md_joint, tmp_path):
-    tree = ast.parse(Path(md.__file__).read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", [model_dir, folder_files, model_source, safetensors_header, weights],
+                         ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_module_never_unpickles(monkeypatch, md_saved, md_joint, tmp_path, module):
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not imported & {"pickle", "_pickle", "dill", "joblib", "cloudpickle", "marshal", "shelve"}
@@ -686,7 +690,7 @@ def test_zip_bomb_refused(tmp_path, md_saved):
 
 
 def test_zip_declared_total_too_large(tmp_path, md_saved, monkeypatch):
-    monkeypatch.setattr(md, "ZIP_MAX_TOTAL", 100_000)  # stored members: ratio 1, but too much in all
+    monkeypatch.setattr(model_source, "ZIP_MAX_TOTAL", 100_000)  # stored members: ratio 1, but too much in all
     zip_path = zip_members(tmp_path / "big.zip", folder_members(md_saved), compression=zipfile.ZIP_STORED)
     expect_error(zip_path, "big.zip", "zip bomb", "over the limit")
 
@@ -714,6 +718,6 @@ def test_zip_duplicate_member_refused(tmp_path, md_saved):
 
 def test_zip_member_too_large_for_its_kind(tmp_path, md_saved):
     members = folder_members(md_saved)
-    members[CONFIG_FILE] = b" " * (md.MAX_JSON_BYTES + 1)  # stored, so not a bomb: just too big
+    members[CONFIG_FILE] = b" " * (MAX_JSON_BYTES + 1)  # stored, so not a bomb: just too big
     zip_path = zip_members(tmp_path / "fat.zip", members, compression=zipfile.ZIP_STORED)
     expect_error(zip_path, CONFIG_FILE, "too large")

@@ -48,7 +48,8 @@ from limits import time_limit
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.formats.model_dir import ModelFolderError, load_model
+from nmt_desktop.core.formats.folder_files import ModelFolderError
+from nmt_desktop.core.formats.model_dir import load_model
 from nmt_desktop.core.decoding.translator import InputTooLongError, Translation, Translator
 
 N_CASES = int(os.environ.get("NMT_CORRUPTION_CASES", "240"))

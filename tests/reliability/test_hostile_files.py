@@ -46,7 +46,8 @@ import pytest
 from limits import time_limit
 import torch
 
-from nmt_desktop.core.formats.model_dir import ModelFolderError, load_model, read_config
+from nmt_desktop.core.formats.folder_files import ModelFolderError
+from nmt_desktop.core.formats.model_dir import load_model, read_config
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = 5.0  # seconds any hostile load may take
@@ -300,7 +301,8 @@ def test_zip_inside_zip_and_small_ratio_bombs(tmp_path, small_model_dir):
 MEMORY_CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from nmt_desktop.core.formats.model_dir import ModelFolderError, load_model
+from nmt_desktop.core.formats.folder_files import ModelFolderError
+from nmt_desktop.core.formats.model_dir import load_model
 results = []
 paths = [Path(p) for p in sys.argv[1:]]
 load_model(paths[0])  # warm up: the memory a normal load needs is not counted

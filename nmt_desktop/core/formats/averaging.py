@@ -15,7 +15,8 @@ from typing import Sequence
 
 import torch
 
-from nmt_desktop.core.formats.model_dir import LoadedModel, ModelFolderError, load_model
+from nmt_desktop.core.formats.folder_files import ModelFolderError
+from nmt_desktop.core.formats.model_dir import LoadedModel, load_model
 
 
 class AveragingError(ValueError):
