@@ -19,8 +19,8 @@ Everything runs in the real app (`nmt_desktop.gui.app.MainWindow`), offscreen
     `last_data_ms` in --json give the condition times alone. The worker's own first `step` and `finished` emissions are
     recorded too (a direct-connected slot in the worker thread) to split model time from GUI time.
 (b) Process start -> window shown. The parent takes time.time() just before spawning
-    `python benchmarks/gui_latency.py --child-startup MODEL`, which imports nmt_desktop.cli and runs
-    the real launch: plain `nmt-desktop` (`cli.main([])`, the model being the last-used one in a fresh
+    `python benchmarks/gui_latency.py --child-startup MODEL`, which imports nmt_desktop.cli.main and runs
+    the real launch: plain `nmt-desktop` (`cli_main([])`, the model being the last-used one in a fresh
     settings folder; --startup app, the default) or `nmt-desktop gui -m MODEL` (--startup gui), with
     MainWindow subclassed only to report: "shown" = after the first paint of the main window (the
     whole first frame), "ready" = the first paint of the Translate panel (it replaces the "Loading…"
@@ -165,7 +165,7 @@ def build_standin(folder: Path) -> Path:
 def child_startup(model: str, how: str) -> int:
     """Run `nmt-desktop` (how="app") or `nmt-desktop gui -m MODEL` (how="gui"); print SHOWN/READY
     wall-clock times and quit once ready."""
-    from nmt_desktop import cli
+    from nmt_desktop.cli.main import main as cli_main
     from nmt_desktop.gui import app as gui_app
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
@@ -208,14 +208,14 @@ def child_startup(model: str, how: str) -> int:
 
     gui_app.MainWindow = ProbeWindow  # type: ignore[misc]
     if how == "gui":
-        return int(cli.main(["gui", "-m", model]) or 0)
+        return int(cli_main(["gui", "-m", model]) or 0)
     # plain `nmt-desktop`: the model comes from the settings' last_model (as after an earlier session)
     from nmt_desktop.gui.settings import Settings
 
     settings = Settings()
     settings.set("last_model", str(Path(model).resolve()))
     settings.save()
-    return int(cli.main([]) or 0)
+    return int(cli_main([]) or 0)
 
 
 def measure_startup(model: Path, runs: int, tmp: Path, how: str) -> list[dict]:

@@ -8,7 +8,7 @@ work exactly as from source.
 import multiprocessing
 import sys
 
-from nmt_desktop.cli import main
+from nmt_desktop.cli.main import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # a frozen child started by multiprocessing runs its task, not the app

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nmt_desktop import __version__, cli
+from nmt_desktop import __version__
+from nmt_desktop.cli.common import CLIError, UsageError, resolve_model
 
 TIMEOUT = 180
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -103,27 +104,27 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], message: str, tmp_pa
 
 def test_resolve_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: tmp_path / "no-bundled-models")
-    with pytest.raises(cli.UsageError, match="no model given"):
-        cli.resolve_model(None)
+    with pytest.raises(UsageError, match="no model given"):
+        resolve_model(None)
     bundled = tmp_path / "bundled"
     for name in ("de-en", "en-de"):
         (bundled / name).mkdir(parents=True)
         (bundled / name / "config.json").write_text("{}")
     monkeypatch.setattr("nmt_desktop.core.locations.bundled_models_dir", lambda: bundled)
-    assert cli.resolve_model(None) == bundled / "en-de"  # the default model when -m is left out
-    assert cli.resolve_model("some/where/model") == Path("some/where/model")
-    assert cli.resolve_model("model.zip") == Path("model.zip")
+    assert resolve_model(None) == bundled / "en-de"  # the default model when -m is left out
+    assert resolve_model("some/where/model") == Path("some/where/model")
+    assert resolve_model("model.zip") == Path("model.zip")
     installed = tmp_path / "models"
     (installed / "de-en").mkdir(parents=True)
     (installed / "fr-en.zip").write_bytes(b"")
     monkeypatch.setattr("nmt_desktop.core.locations.model_search_dirs", lambda: [tmp_path / "nowhere", installed])
     monkeypatch.chdir(tmp_path)
-    assert cli.resolve_model("de-en") == installed / "de-en"
-    assert cli.resolve_model("fr-en") == installed / "fr-en.zip"
-    with pytest.raises(cli.CLIError, match="model 'xx-yy' not found"):
-        cli.resolve_model("xx-yy")
+    assert resolve_model("de-en") == installed / "de-en"
+    assert resolve_model("fr-en") == installed / "fr-en.zip"
+    with pytest.raises(CLIError, match="model 'xx-yy' not found"):
+        resolve_model("xx-yy")
     (tmp_path / "de-en").mkdir()  # a path that exists wins over an installed model
-    assert cli.resolve_model("de-en") == Path("de-en")
+    assert resolve_model("de-en") == Path("de-en")
 
 
 # --- translate ---------------------------------------------------------------------------------

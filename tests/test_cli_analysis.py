@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from nmt_desktop import cli
+from nmt_desktop.cli.main import main
 from nmt_desktop.core.analysis.heads import parse_pharaoh
 from tiny_models import synthetic_pairs
 
 
 def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    code = cli.main(list(args))
+    code = main(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
 

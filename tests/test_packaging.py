@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from nmt_desktop import self_test
-from nmt_desktop.cli import main as cli_main
+from nmt_desktop.cli.main import main as cli_main
 from nmt_desktop.core import locations
 
 pytestmark = pytest.mark.timeout(600)
@@ -67,7 +67,7 @@ def test_cli_command_and_folders_when_frozen(monkeypatch, tmp_path):
 
 
 def test_train_process_runs_the_frozen_binary(monkeypatch, tmp_path):
-    from nmt_desktop.gui.train_process import TrainProcess
+    from nmt_desktop.gui.train.process import TrainProcess
 
     proc = TrainProcess()
     monkeypatch.delattr(sys, "frozen", raising=False)

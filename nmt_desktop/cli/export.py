@@ -1,4 +1,4 @@
-"""The `export` subcommand: turn a training run's model into a shippable model folder.
+"""The `export` command: turn a training run's model into a shippable model folder.
 
     nmt-desktop export runs/en-de/best --out models/en-de --dtype float16 \
         --attribution "Tatoeba Project (tatoeba.org) via manythings.org/anki" --license "CC-BY 2.0 FR"
@@ -15,12 +15,12 @@ import argparse
 import shutil
 from pathlib import Path
 
-from nmt_desktop.cli_common import UsageError, resolve_model
+from nmt_desktop.cli.common import UsageError, resolve_model
 
 DTYPES = ("float16", "bfloat16", "float32")
 
 
-def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p = sub.add_parser("export", parents=[common], help="write a model folder for shipping (fp16, card, README)",
                        description="Copy a model (e.g. a training run's best checkpoint) into a new model "
                                    "folder with half-precision weights, sharded files, card.json and README.md.")
@@ -35,10 +35,10 @@ def add_export(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--attribution", metavar="TEXT", help="training data attribution for the card and About box")
     p.add_argument("--license", metavar="TEXT", help="training data license for the card")
     p.add_argument("--retrain", metavar="COMMAND", help="the command that reproduces this model, for the README")
-    p.set_defaults(handler=cmd_export)
+    return p
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import torch
 
     from nmt_desktop.core.formats.averaging import AveragingError, average_models

@@ -325,7 +325,7 @@ def test_stored_positions_must_be_sinusoids(tmp_path):
 
 
 def test_cli_import_marian(imported, tmp_path, capsys):
-    from nmt_desktop.cli import main
+    from nmt_desktop.cli.main import main
 
     _, tok, _, tmp = imported
     out = tmp_path / "cli-model"
@@ -528,7 +528,7 @@ def multilingual_dir(tmp_path_factory):
 
 
 def test_cli_translate_target_lang(multilingual_dir, capsys):
-    from nmt_desktop.cli import main
+    from nmt_desktop.cli.main import main
 
     text = "the cat sat on the mat."
     expected = Translator.load(multilingual_dir, target_language="spa").translate(text)
@@ -544,7 +544,7 @@ def test_cli_translate_target_lang(multilingual_dir, capsys):
                                                     "fra, spa, por, ita)"),
                                            ("", "unknown target language ''")])
 def test_cli_target_lang_unknown_code(multilingual_dir, capsys, code, message):
-    from nmt_desktop.cli import main
+    from nmt_desktop.cli.main import main
 
     assert main(["translate", "-m", str(multilingual_dir), "--target-lang", code, "x"]) == 2
     err = capsys.readouterr().err.strip()
@@ -552,7 +552,7 @@ def test_cli_target_lang_unknown_code(multilingual_dir, capsys, code, message):
 
 
 def test_cli_target_lang_needs_a_multilingual_model(imported, capsys):
-    from nmt_desktop.cli import main
+    from nmt_desktop.cli.main import main
 
     assert main(["translate", "-m", str(imported[2]), "--target-lang", "fra", "x"]) == 2
     err = capsys.readouterr().err.strip()
@@ -560,7 +560,7 @@ def test_cli_target_lang_needs_a_multilingual_model(imported, capsys):
 
 
 def test_cli_info_lists_target_languages(multilingual_dir, imported, capsys):
-    from nmt_desktop.cli import main
+    from nmt_desktop.cli.main import main
 
     assert main(["info", "-m", str(multilingual_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["target_languages"] == list(CODES)

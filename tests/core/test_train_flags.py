@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from nmt_desktop.cli import build_parser
+from nmt_desktop.cli.main import build_parser
 from nmt_desktop.core.config import TrainConfig
 from nmt_desktop.core.training.train_flags import train_command_line, train_flag
 

@@ -68,8 +68,8 @@ class RowRecorder(QObject):
         super().__init__()
         self.panel, self.rows = panel, []
 
-    @Slot(int, object)
-    def on_step(self, request_id: int, payload: object) -> None:
+    @Slot(int, int, object)
+    def on_step(self, request_id: int, index: int, step: object) -> None:
         if request_id == self.panel.request_id:
             self.rows.append(self.panel.view.painted_rows())
 
@@ -223,14 +223,15 @@ def test_beam_nbest_list_selects_hypothesis_attention(qtbot, window) -> None:
     panel.select_hypothesis(1)
     np.testing.assert_allclose(panel.view.data().weights, translation.nbest[1].attention, atol=1e-6)
     assert panel.view.painted_rows() == len(translation.nbest[1].tokens)
-    assert [p["piece"] for p in panel.sentences[0].steps] == translation.nbest[1].tokens  # chips follow it
+    assert [p.piece for p in panel.sentences[0].steps] == translation.nbest[1].tokens  # chips follow it
     panel.select_hypothesis(0)
     assert panel.output_text() == translation.nbest[0].text
 
 
-def test_multi_sentence_input_lists_sentences(qtbot, window, tiny_translator) -> None:
+def test_multi_line_input_lists_lines(qtbot, window, tiny_translator) -> None:
+    """Each line is a unit, as in the CLI (core/decoding/document.py); a line that fits is translated whole."""
     panel = window.translate_panel
-    translate_and_wait(qtbot, panel, "red cat runs. big dog sleeps.")
+    translate_and_wait(qtbot, panel, "red cat runs.\n\nbig dog sleeps.")
     assert panel.sentence_list.count() == 2
     assert [s.text for s in panel.sentences] == ["red cat runs.", "big dog sleeps."]
     panel.select_sentence(0)
@@ -241,7 +242,11 @@ def test_multi_sentence_input_lists_sentences(qtbot, window, tiny_translator) ->
     assert second.text == tiny_translator.translate("big dog sleeps.").text
     np.testing.assert_allclose(panel.view.data().weights, second.attention, atol=1e-6)
     assert panel.view.painted_rows() == len(second.target_tokens)
-    assert panel.output_text() == f"{first.text} {second.text}"
+    assert panel.output_text() == f"{first.text}\n\n{second.text}"  # the user's lines are kept
+    assert [t.text for t in tiny_translator.translate_batch(["red cat runs.", "", "big dog sleeps."])] == \
+        [first.text, "", second.text]  # as the CLI translates the same lines
+    translate_and_wait(qtbot, panel, "red cat runs. big dog sleeps.")
+    assert [s.text for s in panel.sentences] == ["red cat runs. big dog sleeps."]  # one line that fits: one unit
 
 
 def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> None:
@@ -347,8 +352,8 @@ def test_cli_gui_bad_model_is_one_line(tmp_path) -> None:
     (["gui", "--head", "-1"], "--head"),
 ])
 def test_cli_gui_usage_errors_exit_2(args, message, capsys) -> None:
-    from nmt_desktop import cli
+    from nmt_desktop.cli.main import main
 
-    assert cli.main(args) == 2
+    assert main(args) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("nmt-desktop: error: ") and message in err[0]

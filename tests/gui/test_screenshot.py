@@ -1,6 +1,6 @@
 """`nmt-desktop gui --analysis-view VIEW --screenshot FILE.png` (gui/screenshot.py) with the tiny model.
 
-Each view is shot in-process through `cli.main` (the same code path as the console script, without a
+Each view is shot in-process through `cli_main` (the same code path as the console script, without a
 new interpreter per view); a spy on `prepare_analysis_view` records the window's state just before the
 PNG is saved: the view shown and, for the job views, the job's result, checked against the core.
 One run goes through a real child process.
@@ -17,7 +17,8 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage  # noqa: E402
 
-from nmt_desktop import cli  # noqa: E402
+from nmt_desktop.cli import gui as gui_command  # noqa: E402
+from nmt_desktop.cli.main import main as cli_main  # noqa: E402
 from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import screenshot  # noqa: E402
@@ -53,7 +54,7 @@ def shoot(monkeypatch, model: Path, out: Path, view: str, *extra: str) -> dict:
         seen.update(CHECKS[view](panel))
 
     monkeypatch.setattr(screenshot, "prepare_analysis_view", spy)
-    assert cli.main(["gui", "-m", str(model), "--text", TEXT, "--analysis-view", view, *extra,
+    assert cli_main(["gui", "-m", str(model), "--text", TEXT, "--analysis-view", view, *extra,
                      "--screenshot", str(out)]) == 0
     assert seen["tab"] and seen["view"] is seen["expected_view"]
     assert_png(out)
@@ -80,7 +81,7 @@ CHECKS = {
 
 
 def test_every_cli_view_name_has_a_view() -> None:
-    assert set(cli.ANALYSIS_VIEWS) == set(screenshot.VIEWS)
+    assert set(gui_command.ANALYSIS_VIEWS) == set(screenshot.VIEWS)
 
 
 @pytest.mark.parametrize("view", ["stats", "alignments", "coverage"])
@@ -155,12 +156,12 @@ def test_child_process_beam_tree_screenshot(tiny_model_dir, tmp_path) -> None:
 ])
 def test_usage_errors_are_one_line_exit_2(args, message, capsys, app_dirs, tiny_model_dir) -> None:
     out = app_dirs / "x.png"
-    assert cli.main(["gui", "-m", str(tiny_model_dir), "--text", TEXT, *args, "--screenshot", str(out)]) == 2
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", TEXT, *args, "--screenshot", str(out)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("nmt-desktop: error: ") and message in err[0], err
     assert not out.exists()
 
 
 def test_missing_text_is_a_usage_error(capsys, app_dirs) -> None:
-    assert cli.main(["gui", "--analysis-view", "stats", "--screenshot", str(app_dirs / "x.png")]) == 2
+    assert cli_main(["gui", "--analysis-view", "stats", "--screenshot", str(app_dirs / "x.png")]) == 2
     assert "--analysis-view needs --text" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""The `gui` command: open the desktop app, or (with --screenshot) run it headless and save a PNG.
+
+Arguments are checked here, before any window opens, so a bad model or option is one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nmt_desktop.cli.common import (CLIError, UsageError, fix_arg, head_list, naming_model, non_negative_int,
+                                    positive_int, resolve_model)
+
+
+# the Analysis tab's views, in tab order (gui/screenshot.py maps each to its widget)
+ANALYSIS_VIEWS = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare")
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "gui", parents=[common], help="open the desktop app (the default without a subcommand)",
+        description="Open the desktop app. With --screenshot it runs headless-friendly (QT_QPA_PLATFORM="
+                    "offscreen works): loads the model, translates --text, waits until decoding has finished "
+                    "and the attention view has painted, saves a PNG of the window and exits. With "
+                    "--analysis-view it shows that view of the Analysis tab and first runs the view's job "
+                    "(ablation: --ablate; forced: --force-step; beam-tree: --beam; compare: --compare) and "
+                    "waits for its result.")
+    p.add_argument("-m", "--model", metavar="MODEL",
+                   help="model folder or .zip, or an installed model's name (default: last used or bundled en-de)")
+    p.add_argument("--text", metavar="TEXT", help="text to translate on start")
+    p.add_argument("--beam", type=positive_int, default=None, metavar="N", help="beam size (1 = greedy)")
+    p.add_argument("--int8", action="store_true", help="decode with int8 linear layers (the Decoding box's switch)")
+    p.add_argument("--view", choices=("grid", "focus"), default=None, help="attention view: all heads or one")
+    p.add_argument("--layer", type=non_negative_int, default=None, metavar="L", help="focused decoder layer (0-based)")
+    p.add_argument("--head", type=non_negative_int, default=None, metavar="H", help="focused head (0-based)")
+    p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
+    p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
+    g = p.add_argument_group("getting models (the Models tab's Get models… dialog)")
+    g.add_argument("--get-models", metavar="QUERY", default=None,
+                   help="open the Get models dialog and search for QUERY (e.g. 'en de'; '' lists every OPUS-MT model)")
+    g.add_argument("--pull", metavar="REPO", default=None,
+                   help="with --get-models: start downloading REPO in the dialog (with --screenshot, the PNG is "
+                        "taken while the download is in progress)")
+    a = p.add_argument_group("analysis tab (with --text)")
+    a.add_argument("--analysis-view", choices=ANALYSIS_VIEWS, default=None,
+                   help="show this view of the Analysis tab (implies --tab analysis)")
+    a.add_argument("--ablate", type=head_list, default=None, metavar="L:H[,L:H...]",
+                   help="ablation: heads switched off (zeroed) before re-translating, 0-based layer:head "
+                        "(default: every head of the last decoder layer)")
+    a.add_argument("--force-step", type=positive_int, default=None, metavar="N",
+                   help="forced: re-decode with the most probable other token forced at target step N "
+                        "(1-based, default 1)")
+    a.add_argument("--compare", metavar="MODEL",
+                   help="compare: the second model (folder, .zip or installed name), run on the same --text")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.view == "grid" and (args.layer is not None or args.head is not None):
+        raise UsageError("--layer/--head choose the focus view: drop --view grid")
+    if args.pull is not None and args.get_models is None:
+        raise UsageError("--pull needs --get-models QUERY (the dialog it runs in)")
+    if args.screenshot is not None:
+        shot = Path(args.screenshot)
+        if not shot.parent.is_dir():
+            raise CLIError(f"cannot write {shot}: folder {shot.parent} does not exist")
+    for option in ("model", "compare"):
+        if getattr(args, option) is not None:
+            from nmt_desktop.core.formats.model_dir import read_config
+
+            model_path = resolve_model(getattr(args, option))
+            with naming_model(model_path):
+                read_config(model_path)  # a quick check, so a bad model is one line before any window opens
+            setattr(args, option, str(model_path))
+    if args.text is not None:
+        args.text = fix_arg(args.text)
+    from nmt_desktop.gui.app import HeadlessError, run_gui
+
+    try:
+        return run_gui(args)
+    except HeadlessError as exc:
+        if exc.code == 2:
+            raise UsageError(str(exc)) from None
+        raise CLIError(str(exc)) from None
+

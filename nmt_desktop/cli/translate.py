@@ -1,0 +1,300 @@
+"""The `translate` command: text from arguments or stdin, one output line (or JSON object) per input.
+
+Options map onto `DecodeConfig` (search), `Translator.load` (running) and the analysis helpers in
+core/analysis/heads.py (`--ablate`, `--align`); one bad input is reported on stderr and the rest go on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable, Iterator
+
+from nmt_desktop.cli.common import (DEFAULT_BATCH_SIZE, MODEL_HELP, CLIError, UsageError, fix_arg, head_list,
+                                    naming_model, positive_int, print_error, resolve_model, set_threads, utf8_stdout)
+from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
+
+PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
+_DECODE_DEFAULTS = DecodeConfig()
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    d = _DECODE_DEFAULTS
+    p = sub.add_parser(
+        "translate", parents=[common], help="translate text given as arguments or on stdin",
+        description="Translate each TEXT argument, or else each line of stdin (one output line per input "
+                    "line; an empty line for an empty input). Plain output is the best translation only; "
+                    "use --json for the n-best list, tokens, scores and attention.")
+    p.add_argument("-m", "--model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument("text", nargs="*", metavar="TEXT", help="inputs to translate (default: read stdin)")
+    p.add_argument("--target-lang", metavar="CODE",
+                   help="multilingual models (e.g. OPUS-MT en-ROMANCE): the target language, as fra or >>fra<<; "
+                        "its token starts every input that does not start with one ('info' lists the codes)")
+    g = p.add_argument_group("search")
+    g.add_argument("--beam", type=int, default=d.beam_size, metavar="N",
+                   help=f"beam size; 1 = greedy (default {d.beam_size})")
+    g.add_argument("--nbest", type=int, default=d.nbest, metavar="K",
+                   help="hypotheses kept, <= --beam; plain output prints only the best, --json all K")
+    g.add_argument("--length-penalty", type=float, default=d.length_penalty, metavar="ALPHA",
+                   help=f"GNMT length penalty alpha (default {d.length_penalty})")
+    g.add_argument("--sample", action="store_true", help="sample instead of greedy search (needs --beam 1)")
+    g.add_argument("--temperature", type=float, default=None, metavar="T",
+                   help=f"sampling temperature (default {d.temperature})")
+    g.add_argument("--top-k", type=int, default=None, metavar="K", help="sample from the K most likely tokens")
+    g.add_argument("--top-p", type=float, default=None, metavar="P", help="nucleus sampling threshold in (0, 1]")
+    g.add_argument("--seed", type=int, default=None, metavar="S", help="random seed for reproducible sampling")
+    g.add_argument("--min-len", type=int, default=d.min_length, metavar="N",
+                   help="generate at least N target tokens before </s>")
+    g.add_argument("--max-len-a", type=float, default=d.max_len_a, metavar="A",
+                   help=f"max target tokens = A * source tokens + B (default A={d.max_len_a})")
+    g.add_argument("--max-len-b", type=int, default=d.max_len_b, metavar="B", help=f"(default B={d.max_len_b})")
+    r = p.add_argument_group("running")
+    r.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"stdin lines translated together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
+    r.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads for torch")
+    r.add_argument("--int8", action="store_true",
+                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="one JSON object per input (one line each)")
+    o.add_argument("--no-attention", action="store_true",
+                   help="do not compute attention (faster; omits 'attention' from --json)")
+    o.add_argument("--attention-out", metavar="FILE.npz",
+                   help="save attention_<i>, source_tokens_<i>, target_tokens_<i> per input i (0-based)")
+    a = p.add_argument_group("analysis")
+    a.add_argument("--prefix", metavar="TEXT",
+                   help="force every translation to start with this target-side text, then decode freely")
+    a.add_argument("--ablate", type=head_list, default=None, metavar="L:H[,L:H...]",
+                   help="switch off (zero) these decoder cross-attention heads, 0-based layer:head, e.g. 0:1,1:3")
+    a.add_argument("--align", action="store_true",
+                   help="word alignment from cross-attention in Pharaoh format ('i-j': source word i, target word "
+                        "j, 0-based): an 'alignment' field with --json, else TRANSLATION<TAB>ALIGNMENT")
+    a.add_argument("--align-layer", type=int, default=-1, metavar="L",
+                   help="decoder layer whose heads are averaged for --align (default -1: the last)")
+    a.add_argument("--align-method", choices=("argmax", "threshold"), default="argmax",
+                   help="link each target word to its most attended source word, or every pair >= "
+                        "--align-threshold (default argmax)")
+    a.add_argument("--align-threshold", type=float, default=0.3, metavar="X",
+                   help="word attention needed for a link with --align-method threshold (default 0.3)")
+    return p
+
+
+def decode_config(args: argparse.Namespace) -> DecodeConfig:
+    """The DecodeConfig for translate's options; UsageError for values that make no sense."""
+    sampling_opts = [name for name, value in (("--temperature", args.temperature), ("--top-k", args.top_k),
+                                              ("--top-p", args.top_p), ("--seed", args.seed))
+                     if value is not None]
+    if sampling_opts and not args.sample:
+        verb = "applies" if len(sampling_opts) == 1 else "apply"
+        raise UsageError(f"{', '.join(sampling_opts)} only {verb} with --sample")
+    if args.no_attention and args.attention_out:
+        raise UsageError("--attention-out needs attention: drop --no-attention")
+    if args.no_attention and args.align:
+        raise UsageError("--align needs attention: drop --no-attention")
+    d = _DECODE_DEFAULTS
+    need_attention = not args.no_attention and (args.json or args.attention_out is not None or args.align)
+    try:
+        return DecodeConfig(
+            beam_size=args.beam, nbest=args.nbest, length_penalty=args.length_penalty, sample=args.sample,
+            temperature=d.temperature if args.temperature is None else args.temperature,
+            top_k=d.top_k if args.top_k is None else args.top_k,
+            top_p=d.top_p if args.top_p is None else args.top_p,
+            seed=args.seed, min_length=args.min_len, max_len_a=args.max_len_a, max_len_b=args.max_len_b,
+            attention=need_attention, alternatives=0)  # --json does not report alternatives
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _stdin_lines(stream: BinaryIO) -> Iterator[str]:
+    """Lines of a byte stream as text: UTF-8 (bad bytes replaced), only the trailing newline removed."""
+    for raw in stream:
+        if raw.endswith(b"\r\n"):
+            raw = raw[:-2]
+        elif raw.endswith(b"\n"):
+            raw = raw[:-1]
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Progress:
+    """A tqdm bar on stderr, shown only on a terminal and only once enough lines were done."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.count, self.bar = enabled, 0, None
+
+    def update(self, n: int) -> None:
+        self.count += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled and self.count > PROGRESS_MIN_LINES:
+            from tqdm import tqdm
+
+            self.bar = tqdm(initial=self.count, unit="line", file=sys.stderr, leave=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
+                      **options: Any) -> list[tuple[Any | None, str | None]]:
+    """(Translation, None) or (None, error message) per input; one bad input does not stop the rest.
+
+    options: passed on to translate_batch / translate (head_mask, prefix_text).
+    """
+    from nmt_desktop.core.decoding.translator import InputTooLongError
+
+    try:
+        return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size, **options)]
+    except InputTooLongError:
+        pass
+    results: list[tuple[Any | None, str | None]] = []
+    for text in texts:  # find the culprits one by one
+        try:
+            results.append((translator.translate(text, cfg, **options), None))
+        except InputTooLongError as exc:
+            results.append((None, str(exc)))
+    return results
+
+
+def _alignment(translator: Any, translation: Any, args: argparse.Namespace) -> str | None:
+    """The --align Pharaoh string of a translation; "" for an empty one, None for a split input."""
+    from nmt_desktop.core.analysis.heads import align_words, to_pharaoh
+
+    if translation.attention is None:
+        return "" if not translation.target_ids and not translation.segments else None
+    links = align_words(translation, layer=args.align_layer, method=args.align_method, threshold=args.align_threshold,
+                        continuing_prefix=translator.tokenizers.source.continuing_prefix)
+    return to_pharaoh(links)
+
+
+def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace,
+                 alignment: str | None = None) -> str:
+    if args.json:
+        if translation is None:
+            return json.dumps({"source": text, "error": error}, ensure_ascii=False)
+        out = translation.to_json(attention=not args.no_attention)
+        if args.align:
+            out["alignment"] = alignment
+        return json.dumps(out, ensure_ascii=False)
+    if translation is None:
+        return ""
+    # keep exactly one output line per input, whatever the model generated
+    line = translation.text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return f"{line}\t{alignment or ''}" if args.align else line
+
+
+def _attention_arrays(i: int, translation: Any | None, layers: int, heads: int) -> dict[str, Any]:
+    """The --attention-out arrays of input i; empty ones for failed, empty or split inputs."""
+    import numpy as np
+
+    attn = None if translation is None else translation.attention
+    src = [] if translation is None else list(translation.source_tokens)
+    tgt = [] if translation is None else list(translation.target_tokens)
+    if attn is None:
+        attn = np.zeros((layers, heads, 0, 0), np.float32)
+    return {f"attention_{i}": np.asarray(attn, dtype=np.float32),
+            f"source_tokens_{i}": np.array(src, dtype=str),
+            f"target_tokens_{i}": np.array(tgt, dtype=str)}
+
+
+def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
+    import numpy as np
+
+    for name, value in arrays.items():  # never write object arrays (they would need pickle to load)
+        assert value.dtype != object, name
+    tmp = path.with_name(path.name + ".part")
+    try:
+        with open(tmp, "wb") as f:  # a file object: np.savez would append ".npz" to a bare name
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _choose_target_language(translator: Any, code: str) -> None:
+    """Set --target-lang on the translator; a model without that code is a usage error."""
+    from nmt_desktop.core.decoding.translator import TargetLanguageError
+
+    try:
+        translator.target_language = translator.language_token(code)
+    except TargetLanguageError as exc:
+        raise UsageError(f"--target-lang: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = decode_config(args)
+    model_path = resolve_model(args.model)
+    attention_out = None if args.attention_out is None else Path(args.attention_out)
+    if attention_out is not None and not attention_out.parent.is_dir():
+        raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
+    set_threads(args.threads)
+
+    from nmt_desktop.core.decoding.translator import Translator
+
+    with naming_model(model_path):
+        translator = Translator.load(model_path, int8=args.int8)
+    if args.target_lang is not None:
+        _choose_target_language(translator, fix_arg(args.target_lang))
+    layers, heads = translator.config.decoder_layers, translator.config.n_heads
+    if args.align and not -layers <= args.align_layer < layers:
+        raise UsageError(f"--align-layer {args.align_layer}: the model has {layers} decoder layers (0..{layers - 1})")
+    options: dict[str, Any] = {}
+    if args.prefix is not None:
+        options["prefix_text"] = fix_arg(args.prefix)
+    if args.ablate:
+        from nmt_desktop.core.analysis.heads import ablation_mask
+
+        try:
+            options["head_mask"] = ablation_mask(translator, args.ablate)
+        except ValueError as exc:
+            raise UsageError(f"--ablate: {exc}") from None
+    utf8_stdout()
+
+    if args.text:
+        inputs: Iterable[str] = [fix_arg(t) for t in args.text]
+        batch_size, what = args.batch_size, "input"
+        progress = _Progress(False)
+    else:
+        interactive = sys.stdin.isatty()
+        inputs = _stdin_lines(sys.stdin.buffer)
+        batch_size, what = (1 if interactive else args.batch_size), "input line"
+        progress = _Progress(sys.stderr.isatty() and not interactive)
+
+    failures = 0
+    arrays: dict[str, Any] = {}
+    index = 0
+    try:
+        for batch in _batches(inputs, batch_size):
+            results = _translate_inputs(translator, batch, cfg, batch_size, **options)
+            for text, (translation, error) in zip(batch, results):
+                if error is not None:
+                    failures += 1
+                    sys.stdout.flush()
+                    print_error(f"{what} {index + 1}: {error}")
+                alignment = _alignment(translator, translation, args) if args.align and translation else None
+                sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
+                if attention_out is not None:
+                    arrays.update(_attention_arrays(index, translation, layers, heads))
+                index += 1
+            sys.stdout.flush()
+            progress.update(len(batch))
+    finally:
+        progress.close()
+    if attention_out is not None:
+        _save_npz(attention_out, arrays)
+    return 1 if failures else 0
+
