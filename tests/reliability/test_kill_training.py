@@ -7,11 +7,17 @@ most one checkpoint interval of work may be lost, and a partly written checkpoin
 never be taken as the newest.
 
 Cases: one run of the tiny preset (CPU, 1 thread, 300-pair synthetic corpus, a checkpoint every 5
-steps, max 150 steps) is SIGKILLed NMT_KILL_ROUNDS times in a row (default 10), restarting with
-`--resume` after each kill. Kill moments are seeded: two rounds kill at a random time during
-start-up (before any step: tokenizer training, model building, or resuming), the others at a
-random delay of 0-300 ms after a random step event, which often lands inside a checkpoint write
-(the run/last -> last.old -> last.tmp swap). After each kill:
+steps, max 15 * rounds + 30 steps) is SIGKILLed NMT_KILL_ROUNDS times in a row (default 10),
+restarting with `--resume` after each kill. Kill moments are seeded: two rounds kill at a random
+fraction of the start-up time last seen (before any step: tokenizer training, model building, or
+resuming; at the latest at the first step event), the others at a random delay of 0-300 ms after a
+random step event, which often lands inside a checkpoint write (the run/last -> last.old ->
+last.tmp swap). A step takes tens of ms, so a start-up kill after a fixed 0.2-3 s (as this test
+once did) let a quick start-up train dozens of steps first and, late in the run, reach --max-steps
+and exit 0 unkilled. The end can still come before a kill (a kill in the wrap-up after the final
+checkpoint, or a stalled test process): a child that was not killed must have ended normally
+(exit 0, reason max_steps at the last step), and later rounds resume into the finished run.
+After each kill:
   * `find_checkpoint(run/last)` returns a folder with `is_complete` true (once any checkpoint was
     announced), whose step is >= the last "checkpoint" event printed before the kill;
   * that folder loads with load_model;
@@ -48,7 +54,7 @@ REPO = Path(__file__).resolve().parents[2]
 ROUNDS = int(os.environ.get("NMT_KILL_ROUNDS", "10"))
 SEED = int(os.environ.get("NMT_KILL_SEED", "0"))
 EVERY = 5
-MAX_STEPS = 150 if ROUNDS <= 10 else 15 * ROUNDS + 30
+MAX_STEPS = 15 * ROUNDS + 30
 
 
 def train_cmd(train: Path, dev: Path, out: Path, resume: bool) -> list[str]:
@@ -65,15 +71,20 @@ class Run:
     def __init__(self, cmd: list[str], log: Path):
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
         self.stderr = open(log, "w")
+        self.spawned = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=REPO, env=env)
         self.events: list[dict] = []
+        self.start_up_s: float | None = None  # spawn to the first step event
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
         for line in self.proc.stdout:
             if line.startswith("{"):
-                self.events.append(json.loads(line))
+                event = json.loads(line)
+                if event["event"] == "step" and self.start_up_s is None:
+                    self.start_up_s = time.monotonic() - self.spawned
+                self.events.append(event)
 
     def wait_for_step(self, step: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -126,21 +137,32 @@ def test_kill_9_at_random_moments_then_resume(tmp_path):
     announced: int | None = None  # newest checkpoint step ever printed
     resumed_from: int | None = None
     history = []
+    start_up_s = 3.0  # spawn to first step of the latest resumed child (a guess until one is seen)
+    killed = 0
     for i in range(ROUNDS):
         run = Run(train_cmd(train, dev, out, resume=i > 0), tmp_path / f"stderr-{i}.txt")
+        base = resumed_from or 0
         if i in startup_rounds:
-            time.sleep(rng.uniform(0.2, 3.0))
-            moment = "start-up"
+            delay = rng.uniform(0.05, 1.0) * start_up_s
+            run.wait_for_step(base + 1, timeout=delay)  # start-up, so never past the first step
+            moment = f"start-up, {delay * 1000:.0f} ms after spawn" + (", at its first step" if run.of("step") else "")
         else:
-            base = resumed_from or 0
-            target = base + rng.randint(1, 2 * EVERY + 2)
+            target = min(base + rng.randint(1, 2 * EVERY + 2), MAX_STEPS)
             delay = rng.uniform(0.0, 0.3)
             run.wait_for_step(target)
             time.sleep(delay)
             moment = f"{delay * 1000:.0f} ms after step {target}"
         code = run.kill()
         stderr = (tmp_path / f"stderr-{i}.txt").read_text()
-        assert code == -signal.SIGKILL, (i, code, stderr[-2000:])
+        ends = run.of("end")
+        if code == -signal.SIGKILL:
+            killed += 1
+        else:  # it got to the end first: only a normal finish is acceptable
+            assert code == 0 and ends, (i, moment, code, stderr[-2000:])
+            assert ends[-1]["reason"] == "max_steps" and ends[-1]["step"] == MAX_STEPS, (i, moment, ends[-1])
+            moment += ", but it had finished"
+        if i > 0 and run.start_up_s is not None:
+            start_up_s = run.start_up_s
         steps = [e["step"] for e in run.of("step")]
         starts = run.of("start")
         what = f"round {i} (killed {moment}, steps {steps[:1]}..{steps[-1:]})"
@@ -175,6 +197,7 @@ def test_kill_9_at_random_moments_then_resume(tmp_path):
     assert load_model(last).config.d_model == 64
     # the kills really were spread out: most rounds got past start-up and some made progress
     assert sum(r is not None for _, _, r, _ in history) >= ROUNDS // 2, history
+    assert killed >= ROUNDS // 2, history
     print("\n".join(f"kill {i}: {h}" for i, h in enumerate(history)))  # shown with -s
 
 
