@@ -25,7 +25,7 @@ from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
-from .train_panel import TrainPanel
+from .train.panel import TrainPanel
 from .translate_panel import TranslatePanel
 
 log = logging.getLogger("nmt_desktop.gui.app")

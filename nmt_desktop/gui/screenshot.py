@@ -11,11 +11,21 @@ HeadlessError with the view's own one-line message.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import SignalInstance
 
 from .headless import HeadlessError, wait_until
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.search import BeamState
+
+    from .analysis.ablation import AblationView
+    from .analysis.beam_tree import BeamTreeView
+    from .analysis.compare import CompareView
+    from .analysis.forced_prefix import ForcedPrefixView
+    from .analysis.job import JobView
+    from .app import MainWindow
 
 # --analysis-view NAME -> the AnalysisPanel attribute holding that view (tab order)
 VIEWS = {"stats": "stats", "ablation": "ablation", "alignments": "alignment", "coverage": "coverage",
@@ -46,7 +56,7 @@ def check_options(args: argparse.Namespace) -> None:
     args.tab = "analysis"
 
 
-def prepare_analysis_view(window: Any, args: argparse.Namespace) -> None:
+def prepare_analysis_view(window: MainWindow, args: argparse.Namespace) -> None:
     """Show `args.analysis_view` on the Analysis tab and, for a job view, run its job and wait for the result."""
     panel = window.analysis_panel
     view = getattr(panel, VIEWS[args.analysis_view])
@@ -59,7 +69,7 @@ def prepare_analysis_view(window: Any, args: argparse.Namespace) -> None:
         prepare(window, view, args)
 
 
-def _run_job(view: Any, start: Callable[[], int], done: SignalInstance, what: str, message: Callable[[], str]) -> None:
+def _run_job(view: JobView, start: Callable[[], int], done: SignalInstance, what: str, message: Callable[[], str]) -> None:
     """Start a view's background job and process events until it ends (the view's request_id back to 0);
     HeadlessError with the view's message unless `done` was emitted."""
     results: list[tuple] = []
@@ -71,7 +81,7 @@ def _run_job(view: Any, start: Callable[[], int], done: SignalInstance, what: st
         raise HeadlessError(message() or f"{what} failed")
 
 
-def _ablation(window: Any, view: Any, args: argparse.Namespace) -> None:
+def _ablation(window: MainWindow, view: AblationView, args: argparse.Namespace) -> None:
     cfg = view.translator.config
     heads = args.ablate or [(cfg.decoder_layers - 1, h) for h in range(cfg.n_heads)]  # default: the last layer
     unknown = [f"{layer}:{head}" for layer, head in heads if (layer, head) not in view.boxes]
@@ -82,7 +92,7 @@ def _ablation(window: Any, view: Any, args: argparse.Namespace) -> None:
     _run_job(view, view.retranslate, view.retranslated, "the re-translation with heads off", view.status.text)
 
 
-def _forced(window: Any, view: Any, args: argparse.Namespace) -> None:
+def _forced(window: MainWindow, view: ForcedPrefixView, args: argparse.Namespace) -> None:
     """Force the most probable token other than the chosen one at step --force-step (1-based)."""
     translation = window.analysis_panel.translation
     n = args.force_step or 1
@@ -98,7 +108,7 @@ def _forced(window: Any, view: Any, args: argparse.Namespace) -> None:
              view.forcedDone, "the forced re-decoding", view.info.text)
 
 
-def _beam_tree(window: Any, view: Any, args: argparse.Namespace) -> None:
+def _beam_tree(window: MainWindow, view: BeamTreeView, args: argparse.Namespace) -> None:
     beam = args.beam or DEFAULT_TREE_BEAM
     if not view.beam.minimum() <= beam <= view.beam.maximum():
         raise HeadlessError(f"--beam {beam}: the beam tree draws beams of {view.beam.minimum()}.."
@@ -111,7 +121,7 @@ def _beam_tree(window: Any, view: Any, args: argparse.Namespace) -> None:
     _fit_tree(view)
 
 
-def _best_node(state: Any, target_ids: list[int]) -> int | None:
+def _best_node(state: BeamState, target_ids: list[int]) -> int | None:
     """The finished tree node spelling the best hypothesis (else the best-scoring finished node)."""
     finished = [n for n in state.tree if n.status == "finished"]
     best = list(target_ids)
@@ -123,7 +133,7 @@ def _best_node(state: Any, target_ids: list[int]) -> int | None:
     return max(finished, key=lambda n: n.score).id if finished else None
 
 
-def _fit_tree(view: Any, min_scale: float = 0.55) -> None:
+def _fit_tree(view: BeamTreeView, min_scale: float = 0.55) -> None:
     """Show the whole tree when it fits at >= min_scale, else that scale around the selected node."""
     graphics, rect = view.graphics, view.scene.sceneRect()
     viewport = graphics.viewport().rect()
@@ -134,10 +144,10 @@ def _fit_tree(view: Any, min_scale: float = 0.55) -> None:
         graphics.centerOn(view.items[view.selected])
 
 
-def _compare(window: Any, view: Any, args: argparse.Namespace) -> None:
+def _compare(window: MainWindow, view: CompareView, args: argparse.Namespace) -> None:
     _run_job(view, lambda: view.load_other(args.compare), view.otherLoaded, "model B to load", view.status.text)
     _run_job(view, view.compare, view.compared, "the comparison", view.status.text)
 
 
-_PREPARE: dict[str, Callable[[Any, Any, argparse.Namespace], None]] = {
+_PREPARE: dict[str, Callable[..., None]] = {  # (window, view, args)
     "ablation": _ablation, "forced": _forced, "beam-tree": _beam_tree, "compare": _compare}

@@ -26,11 +26,11 @@ w = MainWindow(model=None)
 w.show_error = lambda m, t="Error": print("error:", m)
 p = w.train_panel
 p.process.extra_env = {"OMP_NUM_THREADS": "1"}
-p.set_form(TrainConfig(train=str(train), dev=str(dev), src_lang="en", tgt_lang="xx", preset="tiny", vocab_size=400,
+p.form.set_form(TrainConfig(train=str(train), dev=str(dev), src_lang="en", tgt_lang="xx", preset="tiny", vocab_size=400,
                        batch_tokens=1200, lr=2e-3, warmup_steps=100, max_steps=1500, eval_every=50, log_every=5,
                        eval_sentences=100, threads=1, device="cpu", probe="big red dog sleeps green tree"))
 p.check_data_now()
-wait_until(lambda: p.preview_table.rowCount() > 0, 60, "preview")
+wait_until(lambda: p.form.preview_table.rowCount() > 0, 60, "preview")
 w.show_tab("train")
 w.resize(1500, 940)
 w.show()

@@ -25,7 +25,7 @@ from nmt_desktop.core.training.checkpoint import read_state  # noqa: E402
 from nmt_desktop.core.config import TrainConfig  # noqa: E402
 from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
 from nmt_desktop.gui.app import MainWindow  # noqa: E402
-from nmt_desktop.gui.train_process import LineBuffer, parse_event  # noqa: E402
+from nmt_desktop.gui.train.process import LineBuffer, command_lines, parse_event  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
 CHILD_MS = 180000  # a child process training the tiny model: ~25 s on a quiet machine, over 60 s under load
@@ -81,7 +81,7 @@ def events_of(panel) -> list[dict]:
 
 def test_run_fills_plots_probe_and_model_picker(qtbot, window, corpus, dirs) -> None:
     panel = window.train_panel
-    panel.set_form(tiny_config(corpus))
+    panel.form.set_form(tiny_config(corpus))
     seen = events_of(panel)
     assert panel.start()
     qtbot.waitUntil(lambda: panel.state in ("finished", "failed"), timeout=CHILD_MS)
@@ -92,23 +92,24 @@ def test_run_fills_plots_probe_and_model_picker(qtbot, window, corpus, dirs) -> 
     assert re.fullmatch(r"src-tgt-\d{8}-\d{6}", run.name)
     assert (run / "train_config.toml").is_file() and (run / "events.jsonl").is_file()
     # plots received points
-    x, y = panel.curves["train_loss"].getData()
+    x, y = panel.plots.curves["train_loss"].getData()
     assert len(x) == 40 and np.all(np.isfinite(y))
     evals = [e for e in seen if e["event"] == "eval"]
     assert len(evals) == 4
     for key in ("dev_loss", "bleu", "chrf"):
-        assert len(panel.curves[key].getData()[0]) == len(evals)
-    assert len(panel.curves["lr"].getData()[0]) == 40 and len(panel.curves["tokens_per_s"].getData()[0]) == 40
+        assert len(panel.plots.curves[key].getData()[0]) == len(evals)
+    curves = panel.plots.curves
+    assert len(curves["lr"].getData()[0]) == 40 and len(curves["tokens_per_s"].getData()[0]) == 40
     assert panel.progress.value() == 40 and panel.progress.maximum() == 40
     assert panel.samples_table.rowCount() == 3 * len(evals)
     # the probe heatmap was redrawn at each evaluation with the probe's (T, S) shape
-    assert panel.probe_updates == len(evals) >= 2
+    assert panel.probe.updates == len(evals) >= 2
     probe = evals[-1]["probe"]
-    assert panel.probe_view.matrix().shape == (len(probe["target_tokens"]), len(probe["source_tokens"]))
+    assert panel.probe.view.matrix().shape == (len(probe["target_tokens"]), len(probe["source_tokens"]))
     att = np.asarray(probe["attention"], dtype=np.float32)
-    panel.probe_layer.setValue(1)
-    panel.probe_head.setValue(2)
-    np.testing.assert_allclose(panel.probe_view.matrix(), att[0, 1], atol=1e-6)
+    panel.probe.layer.setValue(1)
+    panel.probe.head.setValue(2)
+    np.testing.assert_allclose(panel.probe.view.matrix(), att[0, 1], atol=1e-6)
     # the best model is in the model picker and loads with one click
     best = str(run / "best")
     assert panel.trained_model == best
@@ -119,17 +120,17 @@ def test_run_fills_plots_probe_and_model_picker(qtbot, window, corpus, dirs) -> 
     qtbot.waitUntil(lambda: window.info is not None, timeout=CHILD_MS)
     assert str(window.info.path) == best
     # fine-tuning is now offered from the loaded model
-    assert panel.model_path == best
+    assert panel.form.model_path == best
     # an earlier run can be opened again: its curves come back from events.jsonl
     panel.open_run(run)
-    assert len(panel.curves["train_loss"].getData()[0]) == 40 and len(panel.curves["bleu"].getData()[0]) == 4
-    assert panel.probe_updates == 4 and panel.trained_model == best
+    assert len(curves["train_loss"].getData()[0]) == 40 and len(curves["bleu"].getData()[0]) == 4
+    assert panel.probe.updates == 4 and panel.trained_model == best
     assert panel.state == "finished" and not panel.resume_button.isEnabled()  # it reached max_steps
 
 
 def test_stop_resume_and_close_during_run(qtbot, window, corpus) -> None:
     panel = window.train_panel
-    panel.set_form(tiny_config(corpus, max_steps=5000, eval_every=25))
+    panel.form.set_form(tiny_config(corpus, max_steps=5000, eval_every=25))
     seen = events_of(panel)
     assert panel.start()
     qtbot.waitUntil(lambda: panel.state == "running" and panel.last_step >= 12, timeout=CHILD_MS)
@@ -155,7 +156,7 @@ def test_stop_resume_and_close_during_run(qtbot, window, corpus) -> None:
     assert start["resumed"] and start["step"] == stopped_step
     first = next(e for e in seen if e["event"] == "step")
     assert first["step"] == stopped_step + 1
-    xs = panel.curves["train_loss"].getData()[0]
+    xs = panel.plots.curves["train_loss"].getData()[0]
     assert xs[0] == 1 and np.all(np.diff(xs) > 0)  # the curve goes on from before the stop
 
     # closing the window during the run asks; "no" keeps it running
@@ -185,11 +186,11 @@ def test_bad_corpus_shows_file_and_line_and_starts_nothing(qtbot, window, tmp_pa
         tgt.write_text("x\ny\n", encoding="utf-8")
         cfg = TrainConfig(train_src=str(src), train_tgt=str(tgt), preset="tiny", dev_fraction=0.1)
         expected = [str(src), str(tgt), "3 lines"]
-    panel.set_form(cfg)
+    panel.form.set_form(cfg)
     assert panel.start()
-    qtbot.waitUntil(lambda: panel.state == "idle" and panel.data_error.isVisible(), timeout=CHILD_MS)
+    qtbot.waitUntil(lambda: panel.state == "idle" and panel.form.data_error.isVisible(), timeout=CHILD_MS)
     for text in expected:
-        assert text in panel.data_error.text()
+        assert text in panel.form.data_error.text()
         assert text in panel.error_label.text()
     assert panel.process._proc is None and not panel.running  # no child process was started
     assert panel.run_dir is None
@@ -202,8 +203,8 @@ def test_crashing_child_shows_its_error_and_window_stays(qtbot, window, corpus, 
     broken = tmp_path / "broken-model"
     broken.mkdir()
     (broken / "config.json").write_text("{not json", encoding="utf-8")
-    panel.set_form(tiny_config(corpus, from_model=str(broken)))
-    assert panel.finetune_radio.isChecked()
+    panel.form.set_form(tiny_config(corpus, from_model=str(broken)))
+    assert panel.form.finetune_radio.isChecked()
     assert panel.start()
     qtbot.waitUntil(lambda: panel.state in ("failed", "finished", "stopped"), timeout=CHILD_MS)
     assert panel.state == "failed"
@@ -215,45 +216,46 @@ def test_crashing_child_shows_its_error_and_window_stays(qtbot, window, corpus, 
 
 def test_devices_listed_with_plain_no_gpu_message(window) -> None:
     panel = window.train_panel
-    labels = [panel.device.itemText(i) for i in range(panel.device.count())]
+    labels = [panel.form.device.itemText(i) for i in range(panel.form.device.count())]
     assert any("CPU" in label for label in labels)
     if not torch.cuda.is_available() and torch.version.cuda is None and not torch.backends.mps.is_available():
-        assert panel.device.currentData() == "cpu"
-        assert panel.device_message.text().startswith("No GPU is usable: this PyTorch build is CPU-only")
-        assert "Install a CUDA build of PyTorch" in panel.device_message.text()
+        assert panel.form.device.currentData() == "cpu"
+        assert panel.form.device_message.text().startswith("No GPU is usable: this PyTorch build is CPU-only")
+        assert "Install a CUDA build of PyTorch" in panel.form.device_message.text()
     elif torch.cuda.is_available():
-        assert panel.device.currentData() == "cuda:0" and "GiB" in labels[0]
+        assert panel.form.device.currentData() == "cuda:0" and "GiB" in labels[0]
 
 
 def test_defaults_toml_round_trip_and_command_line(window, corpus, tmp_path) -> None:
     panel = window.train_panel
-    panel.scratch_radio.setChecked(True)
-    scratch = panel.form_config(out="X")
+    panel.form.scratch_radio.setChecked(True)
+    scratch = panel.form.form_config(out="X")
     assert (scratch.lr, scratch.warmup_steps, scratch.preset, scratch.vocab_size, scratch.epochs) == \
         (7e-4, 4000, "small", 8000, 20.0)
-    panel.model_path = "/some/model"
-    panel.finetune_radio.setChecked(True)
-    fine = panel.form_config(out="X")
+    panel.form.model_path = "/some/model"
+    panel.form.finetune_radio.setChecked(True)
+    fine = panel.form.form_config(out="X")
     assert (fine.lr, fine.warmup_steps, fine.max_steps, fine.eval_every, fine.patience, fine.dropout) == \
         (1e-4, 500, 2000, 200, 5, None)
     assert fine.from_model == "/some/model"
 
-    panel.set_form(tiny_config(corpus, schedule="cosine", adam_beta2=0.997, reverse=True, src_lang="de",
+    panel.form.set_form(tiny_config(corpus, schedule="cosine", adam_beta2=0.997, reverse=True, src_lang="de",
                                tgt_lang="en", dev=None, dev_fraction=0.05, seed=7))
     path = tmp_path / "run.toml"
-    panel.save_config(path)
-    before = panel.form_config(out="X")
+    panel.form.save_config(path)
+    before = panel.form.form_config(out="X")
     assert TrainConfig.from_toml(path) == dataclasses.replace(before, out=None)  # the CLI reads the same file
-    panel.apply_defaults(scratch=True)
-    panel.train_file.setText("")
-    assert panel.form_config(out="X") != before
+    panel.form.apply_defaults(scratch=True)
+    panel.form.train_file.setText("")
+    assert panel.form.form_config(out="X") != before
     panel.load_config(path)
-    assert panel.form_config(out="X") == before
-    short, flags = panel.command_lines(before)
+    assert panel.form.form_config(out="X") == before
+    short, flags = command_lines(before)
     assert short == "nmt-desktop train --config X/train_config.toml --progress json"
     assert "--schedule cosine" in flags and "--reverse" in flags and f"--train {corpus['train']}" in flags
     assert "--dev-fraction 0.05" in flags and "--adam-beta2 0.997" in flags
-    assert short in panel.command_view.toPlainText() or "train_config.toml" in panel.command_view.toPlainText()
+    shown = panel.form.command_view.toPlainText()
+    assert short in shown or "train_config.toml" in shown
 
 
 def test_line_buffer_and_event_parsing() -> None:

@@ -191,7 +191,7 @@ def train_script():
     train.trainEvent.connect(lambda e: events.append({k: e.get(k) for k in ("event", "step", "reason")}))
     ends = report["child_finished"] = []
     train.process.finished.connect(lambda code, crashed: ends.append([code, crashed]))
-    train.set_form(TrainConfig(**spec["train_config"]))
+    train.form.set_form(TrainConfig(**spec["train_config"]))
     report["started"] = train.start()
     checkpoints = lambda: [e["step"] for e in events if e["event"] == "checkpoint"]
     yield lambda: train.state in ("failed", "finished") or (bool(checkpoints()) and train.last_step > checkpoints()[0])

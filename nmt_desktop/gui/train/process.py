@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 import nmt_desktop
+from nmt_desktop.core.config import TrainConfig
 from nmt_desktop.core.locations import cli_command, is_frozen
+from nmt_desktop.core.training.train_flags import train_command_line
 
 _PACKAGE_PARENT = str(Path(nmt_desktop.__file__).resolve().parents[1])
 
@@ -35,6 +38,18 @@ def train_command(config_path: str | os.PathLike, resume: bool = False) -> list[
     if resume:
         args.append("--resume")
     return args + ["--progress", "json"]
+
+
+def flag_command(cfg: TrainConfig) -> str:
+    """`nmt-desktop train --flag value ... --progress json`: what the Train tab runs, as flags."""
+    return train_command_line(cfg) + " --progress json"
+
+
+def command_lines(cfg: TrainConfig, resume: bool = False) -> tuple[str, str]:
+    """(`nmt-desktop train --config RUN/train_config.toml ...`, the same run as flags)."""
+    toml = Path(cfg.out or "RUN") / "train_config.toml"
+    short = " ".join(["nmt-desktop", *(shlex.quote(a) for a in train_command(toml, resume))])
+    return short, flag_command(cfg)
 
 
 class LineBuffer:

@@ -1,0 +1,125 @@
+"""The Train tab's live plots: loss, learning rate, speed and dev BLEU/chrF against the step, and the probe
+sentence's cross-attention redrawn at each evaluation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from ..attention_view import FocusView
+
+PLOTS = {  # key: (plot, legend name, colour)
+    "train_loss": ("loss", "train loss", "#4f46e5"),
+    "dev_loss": ("loss", "dev loss", "#dc2626"),
+    "lr": ("lr", "learning rate", "#059669"),
+    "tokens_per_s": ("speed", "target tokens/s", "#d97706"),
+    "bleu": ("quality", "dev BLEU", "#4f46e5"),
+    "chrf": ("quality", "dev chrF", "#0891b2"),
+}
+PLOT_TITLES = {"loss": "Loss (per target token)", "lr": "Learning rate", "speed": "Tokens / s",
+               "quality": "Dev BLEU and chrF"}
+EVAL_SERIES = ("dev_loss", "bleu", "chrf")  # drawn with a dot per evaluation
+
+
+class LivePlots(QWidget):
+    """Four plots in a grid; `add_point(key, step, value)` extends one of the `PLOTS` series."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.plots: dict[str, pg.PlotWidget] = {}
+        for i, key in enumerate(PLOT_TITLES):
+            w = pg.PlotWidget()
+            w.setBackground("w")
+            w.setTitle(PLOT_TITLES[key], color="#374151", size="10pt")
+            w.showGrid(x=True, y=True, alpha=0.2)
+            w.setLabel("bottom", "step")
+            w.setMenuEnabled(False)
+            if key in ("loss", "quality"):
+                w.addLegend(offset=(-10, 10), labelTextColor="#374151")
+            for axis in ("left", "bottom"):
+                w.getAxis(axis).setTextPen("#374151")
+            self.plots[key] = w
+            grid.addWidget(w, i // 2, i % 2)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for key, (plot, name, colour) in PLOTS.items():
+            symbol = "o" if key in EVAL_SERIES else None
+            self.curves[key] = self.plots[plot].plot([], [], name=name, pen=pg.mkPen(colour, width=2),
+                                                     symbol=symbol, symbolSize=6, symbolBrush=colour,
+                                                     symbolPen=None)
+        self.series: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in PLOTS}
+
+    def reset(self) -> None:
+        for key in self.series:
+            self.series[key] = ([], [])
+            self.curves[key].setData([], [])
+
+    def add_point(self, key: str, step: float, value: float | None) -> None:
+        if value is None:
+            return
+        xs, ys = self.series[key]
+        while xs and xs[-1] >= step:  # a resumed run repeats steps after its checkpoint
+            xs.pop()
+            ys.pop()
+        xs.append(float(step))
+        ys.append(float(value))
+        self.curves[key].setData(np.asarray(xs), np.asarray(ys))
+
+
+class ProbeView(QGroupBox):
+    """The probe sentence's cross-attention at the latest evaluation, one layer and head at a time."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Probe sentence: cross-attention", parent)
+        self.probe: dict[str, Any] | None = None  # the eval event's "probe" object, with its "step"
+        self.updates = 0
+        pl = QVBoxLayout(self)
+        pick = QHBoxLayout()
+        self.layer = QSpinBox()
+        self.head = QSpinBox()
+        for spin, name in ((self.layer, "layer"), (self.head, "head")):
+            spin.setRange(1, 1)
+            spin.valueChanged.connect(lambda _v: self._show())
+            pick.addWidget(QLabel(name))
+            pick.addWidget(spin)
+        pick.addStretch(1)
+        self.label = QLabel("Shown at each evaluation.")
+        self.label.setObjectName("hint")
+        self.label.setWordWrap(True)
+        pl.addLayout(pick)
+        pl.addWidget(self.label)
+        self.view = FocusView()
+        pl.addWidget(self.view, 1)
+
+    def reset(self) -> None:
+        self.probe = None
+        self.updates = 0
+
+    def show_probe(self, probe: dict[str, Any], step: int) -> None:
+        """An evaluation's probe (source, translation, tokens, attention [layers][heads][T][S]) at `step`."""
+        self.probe = dict(probe, step=step)
+        self.updates += 1
+        self._show()
+
+    def _show(self) -> None:
+        if self.probe is None:
+            return
+        att = np.asarray(self.probe["attention"], dtype=np.float32)  # (layers, heads, T, S)
+        if att.ndim != 4:
+            return
+        layers, heads = att.shape[:2]
+        for spin, n in ((self.layer, layers), (self.head, heads)):
+            if spin.maximum() != n:
+                spin.blockSignals(True)
+                spin.setRange(1, n)
+                spin.setValue(n if spin is self.layer and spin.value() == 1 and n > 1 else spin.value())
+                spin.blockSignals(False)
+        layer, head = self.layer.value() - 1, self.head.value() - 1
+        matrix = att[layer, head]
+        self.view.set_matrix(matrix, self.probe.get("source_tokens", []), self.probe.get("target_tokens", []),
+                             title=f"step {self.probe['step']}: layer {layer + 1}, head {head + 1}")
+        self.label.setText(f"“{self.probe.get('source', '')}” → “{self.probe.get('translation', '')}”")
