@@ -342,7 +342,7 @@ class Bench:
             if st["first_data"] is None and self._shows_token() and panel.view.painted_rows() >= 1:
                 st["first_data"] = now
             if st["finished"] and st["last_data"] is None:
-                state = panel._current_state()
+                state = panel.document.current()
                 if state is not None and state.translation is not None:
                     st["target"] = len(state.translation.best.tokens)
                     if panel.view.painted_rows() == st["target"]:
@@ -468,7 +468,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
                     bench.set_mode(beam)
                     runs[name].append(bench.run_once())
             info = bench.window.info
-            source_tokens = len(bench.panel._current_state().source_tokens)
+            source_tokens = len(bench.panel.document.current().source_tokens)
             vocab = bench.panel.translator.config.tgt_vocab_size
         finally:
             bench.close()

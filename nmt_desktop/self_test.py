@@ -15,9 +15,14 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nmt_desktop import __version__
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QImage
+
+    from nmt_desktop.core.decoding.translator import Translation
 
 SENTENCES = ("I love you.", "Thank you very much.", "Where is the station?")
 GRID_SIZE = (900, 600)  # the attention view's size when grabbed
@@ -57,7 +62,7 @@ def _model_path(model: str | None) -> Path:
     return path
 
 
-def _distinct_colours(image: Any) -> int:
+def _distinct_colours(image: QImage) -> int:
     """How many different pixel colours a QImage has."""
     import numpy as np
     from PySide6.QtGui import QImage
@@ -71,7 +76,7 @@ def _distinct_colours(image: Any) -> int:
     return int(np.unique(pixels.reshape(height, row_words)[:, :width]).size)
 
 
-def _render_grid(translation: Any) -> dict[str, int]:
+def _render_grid(translation: Translation) -> dict[str, int]:
     """Show `translation` in the app's AttentionView offscreen; the grabbed grid's size and colours."""
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication

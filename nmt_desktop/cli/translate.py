@@ -19,6 +19,8 @@ from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only mod
 
 PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
 _DECODE_DEFAULTS = DecodeConfig()
+# core/decoding/backend_choice.BACKENDS, spelt out so that --help does not import torch (a test keeps them equal)
+BACKENDS = ("auto", "reference", "python", "compiled")
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -57,6 +59,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     r.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads for torch")
     r.add_argument("--int8", action="store_true",
                    help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
+    r.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="where decoding runs: compiled (the C++ step), python (the same step in torch) or reference "
+                        "(the model's own layers, which --ablate always uses); auto takes compiled where it applies, "
+                        "else python, and NMT_DESKTOP_BACKEND can name one (default auto)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="one JSON object per input (one line each)")
     o.add_argument("--no-attention", action="store_true",
@@ -246,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     from nmt_desktop.core.decoding.translator import Translator
 
     with naming_model(model_path):
-        translator = Translator.load(model_path, int8=args.int8)
+        translator = Translator.load(model_path, int8=args.int8, backend=args.backend)
     if args.target_lang is not None:
         _choose_target_language(translator, fix_arg(args.target_lang))
     layers, heads = translator.config.decoder_layers, translator.config.n_heads

@@ -162,22 +162,11 @@ class Tokenizer:
         cache = self._display
         return [cache[i] if i in cache else self._piece(i) for i in ids]
 
-    def word_starts(self, ids: Sequence[int]) -> list[bool]:
-        """True where a piece begins a new word: the first piece, special tokens and the piece after
-        one, pieces starting with WORD_START or whitespace (or following whitespace); for WordPiece
-        vocabularies, pieces without the continuing prefix ("##")."""
-        meta = self._info()
-        prefix, specials = meta.continuing_prefix, meta.special_ids
-        starts, after_break = [], True
-        for i, piece in zip(ids, self.pieces(ids)):
-            special = i in specials
-            if prefix is not None:
-                start = after_break or special or not piece.startswith(prefix)
-            else:
-                start = after_break or special or piece[:1] == WORD_START or piece[:1].isspace()
-            starts.append(start)
-            after_break = special or piece[-1:] == WORD_START or piece[-1:].isspace()
-        return starts
+    @property
+    def continuing_prefix(self) -> str | None:
+        """A WordPiece vocabulary's continuing-subword prefix ("##"), else None (pieces mark word starts
+        with WORD_START instead). Word boundaries themselves: core/analysis/words.py."""
+        return self._info().continuing_prefix
 
     def _piece(self, i: int) -> str:
         token, meta = self.hf.id_to_token(i), self._info()
@@ -209,7 +198,6 @@ class _Meta:
     byte_level: bool  # a ByteLevel pre-tokenizer or decoder: tokens are GPT-2 byte glyphs
     continuing_prefix: str | None  # WordPiece decoder's "##", else None
     added_ids: frozenset[int]
-    special_ids: frozenset[int]
 
     @classmethod
     def of(cls, hf: tokenizers.Tokenizer) -> "_Meta":
@@ -218,7 +206,7 @@ class _Meta:
         byte_level = any(kind == "ByteLevel" for kind, _ in [*_types(cfg.get("pre_tokenizer")), *decoder])
         prefix = next((part.get("prefix", "##") for kind, part in decoder if kind == "WordPiece"), None)
         added = hf.get_added_tokens_decoder()
-        return cls(byte_level, prefix, frozenset(added), frozenset(i for i, t in added.items() if t.special))
+        return cls(byte_level, prefix, frozenset(added))
 
 
 def _lines(files: Iterable[str | Path]) -> Iterator[str]:

@@ -26,7 +26,7 @@ from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: script
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
 from .train.panel import TrainPanel
-from .translate_panel import TranslatePanel
+from .translate import TranslatePanel
 
 log = logging.getLogger("nmt_desktop.gui.app")
 
@@ -422,7 +422,7 @@ def run_gui(args: argparse.Namespace) -> int:
             wait_until(lambda: request in finished or bool(errors) or not panel.running, 300, "the translation")
             if errors:
                 raise HeadlessError(errors[-1])
-            state = panel._current_state()
+            state = panel.document.current()
             rows = 0 if state is None else len(state.steps)
             wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint")
             if args.view == "focus" or args.layer is not None:

@@ -18,7 +18,7 @@ import pyqtgraph.exporters  # noqa: F401  (registers pg.exporters)
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 if TYPE_CHECKING:
-    from .attention_view import AttentionData
+    from nmt_desktop.core.analysis.attention_data import AttentionData
 
 IMAGE_SUFFIXES = (".png", ".svg")
 

@@ -19,8 +19,6 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from nmt_desktop.core.tokenizer import WORD_START
-
 COLOR_SCALES = ("cell", "shared", "log")
 LOG_FLOOR = 1e-4
 LOG_LEVELS = (float(np.log10(LOG_FLOOR)), 0.0)
@@ -49,32 +47,6 @@ def token_label(piece: str, width: int = 12) -> str:
     """A token for an axis tick: kept as is (the "▁" word-start marker stays visible), ellided if long."""
     text = piece.replace("\n", "\\n").replace("\t", "\\t")
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def word_groups(tokens: list[str]) -> list[list[int]]:
-    """Indices of the pieces making each word: a word starts at the first piece, at a piece starting
-    with "▁" or whitespace, at a special token (<s>, </s>, <pad>, <unk>: always a word of its own) and
-    at the piece after a special token or after a piece ending in "▁"/whitespace."""
-    groups: list[list[int]] = []
-    after_break = True
-    for i, piece in enumerate(tokens):
-        special = _is_special(piece)
-        start = after_break or special or piece[:1] == WORD_START or piece[:1].isspace()
-        if start or not groups:
-            groups.append([i])
-        else:
-            groups[-1].append(i)
-        after_break = special or piece[-1:] == WORD_START or piece[-1:].isspace()
-    return groups
-
-
-def _is_special(piece: str) -> bool:
-    return piece in ("<s>", "</s>", "<pad>", "<unk>")
-
-
-def join_word(tokens: list[str], group: list[int]) -> str:
-    text = "".join(tokens[i] for i in group).replace(WORD_START, "")
-    return text if text.strip() else "".join(tokens[i] for i in group)
 
 
 class CellBox(pg.ViewBox):

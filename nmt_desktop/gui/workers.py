@@ -1,9 +1,9 @@
 """QObject workers that run on QThreads: decoding (`TranslateWorker`) and model loading (`ModelLoader`).
 
 One signal set per worker: `started`, `step`, `finished`, `failed`; every signal carries the request
-id first, so a panel can ignore what a cancelled or superseded request still sends. Payloads are
-plain data (str, float, lists, dicts and numpy arrays *copied* from the core's step) or finished core
-result objects the worker never touches again: never a tensor the worker is still using.
+id first, so a panel can ignore what a cancelled or superseded request still sends. Payloads are the
+core's own plain data (units, `Step`s with numpy arrays the core made fresh for each step, finished
+`Translation`s) that the worker never touches again once sent: never a tensor still in use.
 
 Cancellation is a thread-safe flag read between decoding steps (a queued slot could not run while
 the worker thread is busy decoding).
@@ -16,42 +16,30 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.decoding.translator import Translator
 
 log = logging.getLogger("nmt_desktop.gui.workers")
 
 
-def step_payload(step: Any, sentence: int) -> dict[str, Any]:
-    """A core `Step` as plain data, with its arrays copied."""
-    cross = None if step.cross_attention is None else np.array(step.cross_attention, dtype=np.float32, copy=True)
-    return {
-        "sentence": sentence,
-        "index": int(step.index),
-        "token_id": int(step.token_id),
-        "piece": str(step.piece),
-        "logprob": float(step.logprob),
-        "alternatives": [(str(a.piece), float(a.prob)) for a in step.alternatives],
-        "cross_attention": cross,
-        "is_eos": bool(step.is_eos),
-    }
-
-
 class TranslateWorker(QObject):
-    """Decodes requests sentence by sentence, streaming one `step` per target token.
+    """Decodes a text with `Translator.stream_document` (core/decoding/document.py: one unit per line,
+    over-long lines cut at sentence ends) and forwards what the core yields as signals.
 
-    - `started(request_id, sentence, info)`: a sentence begins; info = {text, source_tokens, layers,
-      heads, sentences}.
-    - `step(request_id, payload)`: see `step_payload`.
-    - `finished(request_id, translations)`: a list with one core `Translation` per sentence. Not
+    - `started(request_id, units)`: the text's core `Unit`s, before the first step.
+    - `step(request_id, unit index, step)`: a core `Step`, as it is.
+    - `finished(request_id, translations)`: a list with one core `Translation` per unit. Not
       emitted for a cancelled request.
     - `failed(request_id, message)`: one line.
     """
 
-    started = Signal(int, int, object)
-    step = Signal(int, object)
+    started = Signal(int, object)
+    step = Signal(int, int, object)
     finished = Signal(int, object)
     failed = Signal(int, str)
 
@@ -84,12 +72,12 @@ class TranslateWorker(QObject):
     # runs in the worker thread ------------------------------------------------------------------
 
     @Slot(int, object, object, object)
-    def run(self, request_id: int, translator: Any, sentences: Any, cfg: Any) -> None:
+    def run(self, request_id: int, translator: Translator, text: str, cfg: DecodeConfig) -> None:
         if self.is_cancelled(request_id):
             return
         self._busy.set()
         try:
-            self._run(request_id, translator, list(sentences), cfg)
+            self._run(request_id, translator, text, cfg)
         except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
             log.exception("translation %d failed", request_id)
             if not self.is_cancelled(request_id):
@@ -99,28 +87,21 @@ class TranslateWorker(QObject):
             with self._lock:
                 self._cancelled.discard(request_id)
 
-    def _run(self, request_id: int, translator: Any, sentences: list[str], cfg: Any) -> None:
-        layers, heads = translator.config.decoder_layers, translator.config.n_heads
-        results = []
+    def _run(self, request_id: int, translator: Translator, text: str, cfg: DecodeConfig) -> None:
         t0 = time.perf_counter()
-        for i, text in enumerate(sentences):
-            stream = translator.stream(text, cfg)
-            info = {"text": text, "source_tokens": list(stream.translator.source_pieces(stream.ids)),
-                    "layers": layers, "heads": heads, "sentences": len(sentences)}
-            self.started.emit(request_id, i, info)
-            try:
-                for step in stream:
-                    if self.is_cancelled(request_id):
-                        stream.close()
-                        return
-                    self.step.emit(request_id, step_payload(step, i))
-            finally:
-                stream.close()
-            if self.is_cancelled(request_id) or stream.result is None:
-                return
-            results.append(stream.result)
-        log.info("translated %d sentence(s) in %.2fs", len(sentences), time.perf_counter() - t0)
-        self.finished.emit(request_id, results)
+        document = translator.stream_document(text, cfg)
+        self.started.emit(request_id, list(document.units))
+        try:
+            for index, step in document:
+                if self.is_cancelled(request_id):
+                    return
+                self.step.emit(request_id, index, step)
+        finally:
+            document.close()
+        if self.is_cancelled(request_id) or not document.finished:
+            return
+        log.info("translated %d sentence(s) in %.2fs", len(document.units), time.perf_counter() - t0)
+        self.finished.emit(request_id, list(document.results))
 
 
 @dataclass
@@ -202,7 +183,7 @@ class WorkerThread:
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
-    from nmt_desktop.core.formats.model_dir import ModelFolderError
+    from nmt_desktop.core.formats.folder_files import ModelFolderError
 
     if isinstance(exc, (ModelFolderError, ValueError, OSError)) and text:
         return text

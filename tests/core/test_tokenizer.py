@@ -10,6 +10,7 @@ import pytest
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, pre_tokenizers
 
+from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.tokenizer import (
     SPECIAL_TOKENS,
     WORD_START,
@@ -211,7 +212,8 @@ def test_specials_and_unknown_ids_display(tok: Tokenizer) -> None:
 def test_word_starts(tok: Tokenizer) -> None:
     text = "The children are playing in the garden."
     ids = tok.encode(text)
-    pieces, starts = tok.pieces(ids), tok.word_starts(ids)
+    pieces = tok.pieces(ids)
+    starts = word_starts(pieces, tok.continuing_prefix)
     assert len(starts) == len(ids)
     words: list[str] = []
     for piece, start in zip(pieces, starts):
@@ -220,9 +222,9 @@ def test_word_starts(tok: Tokenizer) -> None:
         else:
             words[-1] += piece
     assert [w.lstrip(WORD_START) for w in words] == ["The", "children", "are", "playing", "in", "the", "garden."]
-    with_specials = tok.word_starts([1, *ids, 2])
+    with_specials = word_starts(tok.pieces([1, *ids, 2]))
     assert with_specials[:2] == [True, True] and with_specials[-1] is True
-    assert tok.word_starts([]) == []
+    assert word_starts([]) == []
 
 
 def test_metaspace_tokenizer() -> None:
@@ -235,7 +237,7 @@ def test_metaspace_tokenizer() -> None:
     t = Tokenizer.from_str(hf.to_str())
     ids = t.encode("Hello world")
     assert t.pieces(ids) == ["▁Hel", "lo", "▁world"]
-    assert t.word_starts(ids) == [True, False, True]
+    assert word_starts(t.pieces(ids), t.continuing_prefix) == [True, False, True]
     assert t.decode([1, *ids, 2]) == "Hello world"
     assert t.pieces([t.token_to_id("<0xE4>"), 2]) == ["<0xE4>", "</s>"]
 
@@ -247,7 +249,8 @@ def test_wordpiece_tokenizer() -> None:
     t = Tokenizer(hf)
     ids = t.encode("the playing")
     assert t.pieces(ids) == ["the", "play", "##ing"]
-    assert t.word_starts(ids) == [True, True, False]
+    assert t.continuing_prefix == "##"
+    assert word_starts(t.pieces(ids), t.continuing_prefix) == [True, True, False]
 
 
 # -- storage -----------------------------------------------------------------------------------

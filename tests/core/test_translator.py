@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.document import document_lines, line_units
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import build_model
 from nmt_desktop.core.decoding.translator import (InputTooLongError, TargetLanguageError, Translator, list_codes,
@@ -302,6 +304,59 @@ def test_single_too_long_sentence_raises_clear_error(random_translator):
 # --- the trained tiny model -------------------------------------------------------------------------
 
 
+def test_document_lines_and_units():
+    assert document_lines("a\r\n\nb\n") == ["a", "", "b"]
+    assert document_lines("") == [""] and document_lines("\n") == [""]
+    fits = lambda text: [0] * len(text.split())  # noqa: E731 - a word a token
+    assert line_units("  ", fits, 4) == []
+    assert line_units("one two. three", fits, 4) == [("one two. three", [0, 0, 0])]
+    assert line_units("one two. three four five", fits, 4) == [("one two.", [0, 0]), ("three four five", [0, 0, 0])]
+    with pytest.raises(InputTooLongError):
+        line_units("one two three four five", fits, 4)
+
+
+@pytest.mark.parametrize("cfg", [DecodeConfig(), DecodeConfig(beam_size=3, nbest=2)], ids=["greedy", "beam"])
+def test_stream_document_follows_the_policy_of_translate_batch(random_translator, cfg):
+    """The GUI's document stream and the CLI's translate_batch cut a text the same way and agree."""
+    tr = random_translator
+    long_line = "red cat runs big dog. blue bird sleeps. green tree water sun moon! small house?"
+    text = f"red cat runs. big dog sleeps.\n\n{long_line}\n"
+    doc = tr.stream_document(text, cfg)
+    assert [(u.line, u.text) for u in doc.units] == [(0, "red cat runs. big dog sleeps."), (2, "red cat runs big dog."),
+                                                     (2, "blue bird sleeps."), (2, "green tree water sun moon!"),
+                                                     (2, "small house?")]
+    assert doc.units[0].source_tokens == tr.source_pieces(tr.source_ids(doc.units[0].text))
+    pairs = list(doc)
+    assert [i for i, _ in pairs] == sorted(i for i, _ in pairs) and doc.finished
+    for i, unit in enumerate(doc.units):
+        steps = [step for j, step in pairs if j == i]
+        alone = tr.translate(unit.text, cfg)
+        assert doc.results[i].nbest[0].token_ids == alone.target_ids
+        if cfg.beam_size == 1:
+            assert [s.token_id for s in steps] == alone.target_ids
+    lines = doc.translations()
+    batch = tr.translate_batch(document_lines(text), cfg)
+    assert [t.text for t in lines] == [t.text for t in batch] and lines[1].text == ""
+    assert [s.source for s in lines[2].segments] == [u.text for u in doc.units[1:]]
+
+
+def test_stream_document_refuses_a_too_long_sentence_before_decoding(random_translator):
+    with pytest.raises(InputTooLongError):
+        random_translator.stream_document("ok.\n" + " ".join(["red cat runs"] * 8))
+
+
+def test_hypothesis_steps_are_the_streamed_steps(tiny_translator):
+    stream = tiny_translator.stream("red cat runs", DecodeConfig())
+    streamed = list(stream)
+    rebuilt = stream.result.best.steps(tiny_translator.config.eos_id)
+    assert [(s.index, s.token_id, s.piece, s.is_eos) for s in rebuilt] == \
+        [(s.index, s.token_id, s.piece, s.is_eos) for s in streamed]
+    for a, b in zip(rebuilt, streamed):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-5)
+        np.testing.assert_allclose(a.cross_attention, b.cross_attention, atol=1e-5)
+        assert [x.token_id for x in a.alternatives] == [x.token_id for x in b.alternatives]
+
+
 def test_trained_model_translates_the_synthetic_task(tiny_translator, held_out):
     sources = [s for s, _ in held_out]
     greedy = tiny_translator.translate_batch(sources, DecodeConfig())
@@ -327,8 +382,8 @@ def test_trained_model_cross_attention_is_near_diagonal(tiny_translator, held_ou
         if t.text != ref:
             continue
         src_ids, tgt_ids = t.source_ids[:-1], t.target_ids[:-1]  # drop </s>
-        src_word = np.cumsum(tr.tokenizers.source.word_starts(src_ids)) - 1
-        tgt_word = np.cumsum(tr.tokenizers.target.word_starts(tgt_ids)) - 1
+        src_word = np.cumsum(word_starts(tr.source_pieces(src_ids))) - 1
+        tgt_word = np.cumsum(word_starts(tr.target_pieces(tgt_ids))) - 1
         n_words = len(src.split())
         assert src_word[-1] == n_words - 1 and tgt_word[-1] == n_words - 1 and eos not in tgt_ids
         avg = t.attention.mean(axis=(0, 1))[: len(tgt_ids), : len(src_ids)]  # (T, S)
@@ -342,12 +397,16 @@ def test_trained_model_cross_attention_is_near_diagonal(tiny_translator, held_ou
 
 
 def test_translator_reuses_one_snapshot_of_the_transposed_weights(tiny_trained, monkeypatch):
-    """The transposed copies are made once per Translator, not once per search, and decode the same."""
+    """The transposed copies are made once per Translator (by its backend), not once per search, and
+    decode the same."""
+    from nmt_desktop.core.decoding import python_backend
+
     model, tok = tiny_trained
-    tr = Translator(model, tok)
     calls = []
-    real = model.fast_weights
-    monkeypatch.setattr(model, "fast_weights", lambda: calls.append(1) or real())
+    real = python_backend.prepare_fused_step
+    monkeypatch.setattr(python_backend, "prepare_fused_step", lambda m: calls.append(1) or real(m))
+    tr = Translator(model, tok, backend="python")
+    assert tr.backend.name == "python"
     first = [t.target_ids for t in tr.translate_batch(["red cat runs", "big dog sleeps"], DecodeConfig(beam_size=2))]
     again = [t.target_ids for t in tr.translate_batch(["red cat runs", "big dog sleeps"], DecodeConfig(beam_size=2))]
     streamed = [s.token_id for s in tr.stream("red cat runs")]

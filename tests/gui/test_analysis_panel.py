@@ -326,7 +326,7 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
 
         # two sentences: the analysis follows the sentence selected on the Translate tab
         with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
-            panel.translate("red cat runs. blue dog sleeps.")
+            panel.translate("red cat runs.\nblue dog sleeps.")
         assert len(panel.sentences) == 2
         assert analysis_panel.translation is panel.sentences[panel.shown_sentence].translation
         panel.select_sentence(1)

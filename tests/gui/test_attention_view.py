@@ -14,9 +14,11 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import QObject, Signal
 
+from nmt_desktop.core.analysis.attention_data import AttentionData
+from nmt_desktop.core.analysis.words import word_groups
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.gui.attention_view import AttentionData, AttentionView
-from nmt_desktop.gui.heatmap import LOG_FLOOR, word_groups
+from nmt_desktop.gui.attention_view import AttentionView
+from nmt_desktop.gui.heatmap import LOG_FLOOR
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +155,9 @@ def test_merge_sums_source_pieces_and_averages_target_pieces(av_view):
 
 def test_word_groups_specials_are_words_of_their_own():
     assert word_groups(["<s>", "Hel", "lo", "▁world", "</s>", "x"]) == [[0], [1, 2], [3], [4], [5]]
+    merged = AttentionData("cross", [">>fra<<", "▁New", "▁Yo", "rk", "</s>"], ["▁Nue", "va", "</s>"],
+                           np.full((1, 1, 3, 5), 0.2, np.float32)).merged()
+    assert merged.source_tokens == [">>fra<<", "New", "York", "</s>"]  # a language token is never joined
 
 
 def test_colour_scales_set_levels(av_view, av_decoded):

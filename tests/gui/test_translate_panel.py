@@ -13,7 +13,7 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair  # noqa: E402
 from nmt_desktop.core.model.transformer import build_model  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
-from nmt_desktop.gui.translate_panel import TranslatePanel  # noqa: E402
+from nmt_desktop.gui.translate import TranslatePanel  # noqa: E402
 
 from tiny_models import tiny_config  # noqa: E402
 

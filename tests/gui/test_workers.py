@@ -13,6 +13,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QObject, Qt, Signal, Slot  # noqa: E402
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
+from nmt_desktop.core.decoding.translator import Step  # noqa: E402
 from nmt_desktop.gui.workers import ModelInfo, ModelLoader, TranslateWorker, WorkerThread  # noqa: E402
 
 
@@ -21,13 +22,13 @@ class Collector(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.steps: list[tuple[int, dict]] = []
+        self.steps: list[tuple[int, int, object]] = []  # (request id, unit index, core Step)
         self.finished: list[tuple[int, list]] = []
         self.failed: list[tuple[int, str]] = []
 
-    @Slot(int, object)
-    def on_step(self, request_id: int, payload: object) -> None:
-        self.steps.append((request_id, payload))
+    @Slot(int, int, object)
+    def on_step(self, request_id: int, index: int, step: object) -> None:
+        self.steps.append((request_id, index, step))
 
     @Slot(int, object)
     def on_finished(self, request_id: int, result: object) -> None:
@@ -58,7 +59,7 @@ def worker(qtbot):
 
 def test_worker_streams_steps_and_finishes_like_translate(qtbot, worker, tiny_translator) -> None:
     cfg = DecodeConfig()
-    worker.driver.request.emit(7, tiny_translator, ["red cat runs"], cfg)
+    worker.driver.request.emit(7, tiny_translator, "red cat runs", cfg)
     qtbot.waitUntil(lambda: len(worker.collector.finished) == 1, timeout=30000)
     request_id, translations = worker.collector.finished[0]
     expected = tiny_translator.translate("red cat runs", cfg)
@@ -67,43 +68,46 @@ def test_worker_streams_steps_and_finishes_like_translate(qtbot, worker, tiny_tr
     assert got.text == expected.text
     assert got.target_ids == expected.target_ids
     np.testing.assert_allclose(got.attention, expected.attention, atol=1e-5)
-    steps = [p for rid, p in worker.collector.steps if rid == 7]
-    assert [p["piece"] for p in steps] == got.target_tokens  # one step per target token, in order
-    assert [p["index"] for p in steps] == list(range(len(steps)))
+    steps = [p for rid, unit, p in worker.collector.steps if rid == 7 and unit == 0]
+    assert len(steps) == len(worker.collector.steps)
+    assert [p.piece for p in steps] == got.target_tokens  # one core Step per target token, in order
+    assert [p.index for p in steps] == list(range(len(steps)))
     for t, p in enumerate(steps):
-        att = p["cross_attention"]
+        att = p.cross_attention
         assert isinstance(att, np.ndarray) and att.dtype == np.float32
         assert att.shape == (2, 4, len(got.source_tokens))
         np.testing.assert_allclose(att, got.attention[:, :, t], atol=1e-5)
-        assert all(isinstance(a, str) and isinstance(pr, float) for a, pr in p["alternatives"])
+        assert all(isinstance(a.piece, str) and isinstance(a.prob, float) for a in p.alternatives)
+    # each step's arrays are its own (not views of a buffer the search goes on writing)
+    assert all(p.cross_attention.base is None for p in steps)
     assert not worker.collector.failed
 
 
 def test_worker_cancel_stops_without_finished(qtbot, worker, tiny_translator) -> None:
     seen: list[int] = []
 
-    def cancel_after_three(request_id: int, payload: object) -> None:  # runs in the worker thread
+    def cancel_after_three(request_id: int, index: int, step: object) -> None:  # runs in the worker thread
         seen.append(request_id)
         if len(seen) == 3:
             worker.cancel(request_id)
 
     worker.step.connect(cancel_after_three, Qt.DirectConnection)
     cfg = DecodeConfig(beam_size=2, nbest=1, min_length=200, max_len_b=250)
-    worker.driver.request.emit(3, tiny_translator, ["red cat runs", "big dog sleeps"], cfg)
+    worker.driver.request.emit(3, tiny_translator, "red cat runs\nbig dog sleeps", cfg)
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=30000)
     qtbot.waitUntil(lambda: not worker.busy, timeout=30000)
     qtbot.wait(50)
     assert len(seen) == 3
     assert worker.collector.finished == [] and worker.collector.failed == []
     # the worker still serves new requests
-    worker.driver.request.emit(4, tiny_translator, ["big dog"], DecodeConfig())
+    worker.driver.request.emit(4, tiny_translator, "big dog", DecodeConfig())
     qtbot.waitUntil(lambda: len(worker.collector.finished) == 1, timeout=30000)
     assert worker.collector.finished[0][0] == 4
 
 
 def test_worker_failure_is_one_line(qtbot, worker, tiny_translator) -> None:
     too_long = " ".join(["red"] * 200)
-    worker.driver.request.emit(5, tiny_translator, [too_long], DecodeConfig())
+    worker.driver.request.emit(5, tiny_translator, too_long, DecodeConfig())
     qtbot.waitUntil(lambda: len(worker.collector.failed) == 1, timeout=30000)
     request_id, message = worker.collector.failed[0]
     assert request_id == 5 and "\n" not in message and "at most" in message
@@ -147,8 +151,8 @@ class Pump(QObject):
     @Slot(int)
     def run(self, n: int) -> None:
         for i in range(n):
-            payload = {"index": i, "piece": f"t{i}", "cross_attention": np.full((2, 4, 6), i, dtype=np.float32)}
-            self.worker.step.emit(1, payload)
+            step = Step(i, i, f"t{i}", 0.0, [], np.full((2, 4, 6), i, dtype=np.float32))
+            self.worker.step.emit(1, 0, step)
 
 
 def test_stress_ten_thousand_step_signals(qtbot) -> None:
@@ -165,7 +169,7 @@ def test_stress_ten_thousand_step_signals(qtbot) -> None:
         qtbot.waitUntil(lambda: len(collector.steps) == n, timeout=60000)
     finally:
         assert thread.stop()
-    indices = [p["index"] for _, p in collector.steps]
+    indices = [p.index for _, _, p in collector.steps]
     assert indices == list(range(n))
-    last = collector.steps[-1][1]["cross_attention"]
+    last = collector.steps[-1][2].cross_attention
     assert last.shape == (2, 4, 6) and float(last[0, 0, 0]) == n - 1

@@ -63,7 +63,7 @@ DRIVER_TIMEOUT = 240  # seconds for one driver process (generous: CI machines ar
 CLOSE_LIMIT_S = 20  # one window.close() call, which joins the worker threads
 TRAIN_CLOSE_LIMIT_S = 60  # ... and waits for the training child to save and exit (the panel's own limit)
 BAD_OUTPUT = re.compile(r"QThread: Destroyed|Fatal|Traceback|Segmentation fault|Aborted|core dumped")
-LONG_TEXT = " ".join(f"{s}." for s, _ in synthetic_pairs(40, seed=11, min_words=4, max_words=7))
+LONG_TEXT = "\n".join(f"{s}." for s, _ in synthetic_pairs(40, seed=11, min_words=4, max_words=7))  # a unit a line
 
 DRIVER = r'''
 """Drives the real app for tests/reliability/test_gui_close.py: argv[1] is a JSON spec."""
@@ -376,7 +376,7 @@ def test_bad_model_while_translating_keeps_app_usable(tmp_path, small_model_dir)
     truncated = Path(shutil.copytree(small_model_dir, tmp_path / "truncated"))
     weights = truncated / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
-    text = " ".join(f"{s}." for s, _ in synthetic_pairs(12, seed=12, min_words=3, max_words=6))
+    text = "\n".join(f"{s}." for s, _ in synthetic_pairs(12, seed=12, min_words=3, max_words=6))  # a unit a line
     fresh = "red cat runs. big dog sleeps."
     spec = {"mode": "bad-model", "model": str(small_model_dir), "bad": [str(bad_config), str(truncated)],
             "text": text, "fresh": fresh, "min_length": 20, "max_len_b": 30}
@@ -393,6 +393,6 @@ def test_bad_model_while_translating_keeps_app_usable(tmp_path, small_model_dir)
     sources = [text, text, fresh]
     for got, source in zip(report["translations"], sources):
         assert got["finished"], got
-        assert " ".join(s for s, _ in got["pairs"]) == source
+        assert "\n".join(s for s, _ in got["pairs"]) == source
         cfg = DecodeConfig(**got["config"])
         assert [t for _, t in got["pairs"]] == [core.translate(s, cfg).text for s, _ in got["pairs"]]

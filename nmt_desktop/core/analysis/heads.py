@@ -7,7 +7,7 @@ addressed 0-based as (layer, head) of the decoder's cross-attention.
 - `head_stats` / `probe_head_stats`: per-head entropy, attention sinks, diagonality, coverage.
 - `ablation_mask` (zeroing, through `head_mask`), `head_means` + `HeadOverride` (mean ablation).
 - `rank_heads`: BLEU drop on a probe set when each head is zeroed, greedy and deterministic.
-- `align_words` / `to_pharaoh` / `parse_pharaoh`: word alignments from attention.
+- `align_words` / `to_pharaoh` / `parse_pharaoh`: word alignments from attention (words: see words.py).
 - `coverage_warnings`: possible omissions and diffuse attention.
 """
 
@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Literal, Sequence
 import numpy as np
 import torch
 
+from nmt_desktop.core.analysis.words import join_word, real_words, word_matrix
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.tokenizer import SPECIAL_TOKENS, WORD_START
+from nmt_desktop.core.tokenizer import WORD_START
 from nmt_desktop.core.model.transformer import HeadOverride
 
 if TYPE_CHECKING:
@@ -247,53 +248,15 @@ def rank_heads(translator: "Translator", pairs: Sequence[tuple[str, str]], max_s
 
 # --- word alignments -----------------------------------------------------------------------------
 
-def word_ids(pieces: Sequence[str], starts: Sequence[bool] | None = None) -> list[int | None]:
-    """Word index of each piece (None for special tokens such as </s>).
-
-    `starts`: the tokenizer's `word_starts(ids)`; without it a piece starts a word when it is the
-    first non-special piece or begins with the word-start marker "▁".
-    """
-    out: list[int | None] = []
-    word, first = -1, True
-    for i, piece in enumerate(pieces):
-        if piece in SPECIAL_TOKENS:
-            out.append(None)
-            continue
-        start = starts[i] if starts is not None else (first or piece.startswith(WORD_START))
-        if start or word < 0:
-            word += 1
-        first = False
-        out.append(word)
-    return out
-
-
-def word_matrix(attn: np.ndarray, src_words: Sequence[int | None], tgt_words: Sequence[int | None]) -> np.ndarray:
-    """Piece attention (T, S) -> word attention (target words, source words):
-    summed over a source word's pieces, averaged over a target word's pieces."""
-    n_src = max((w for w in src_words if w is not None), default=-1) + 1
-    n_tgt = max((w for w in tgt_words if w is not None), default=-1) + 1
-    src_sum = np.zeros((attn.shape[0], n_src))  # (T, Ws)
-    for j, w in enumerate(src_words):
-        if w is not None:
-            src_sum[:, w] += attn[:, j]
-    out = np.zeros((n_tgt, n_src))
-    counts = np.zeros(n_tgt)
-    for i, w in enumerate(tgt_words):
-        if w is not None:
-            out[w] += src_sum[i]
-            counts[w] += 1
-    return out / np.maximum(counts, 1)[:, None]
-
-
 def align_words(translation: "Translation", layer: int | None = -1, heads: Sequence[int] | None = None,
                 method: Literal["argmax", "threshold"] = "argmax", threshold: float = 0.3,
-                source_starts: Sequence[bool] | None = None,
-                target_starts: Sequence[bool] | None = None) -> list[tuple[int, int]]:
+                continuing_prefix: str | None = None) -> list[tuple[int, int]]:
     """Word alignment links (source word i, target word j), 0-based, sorted.
 
     Attention is the mean of `heads` (default all) of `layer` (default the last; None: all layers).
     "argmax" links each target word to its most attended source word; "threshold" links every
-    pair whose word attention is >= threshold. Special tokens belong to no word.
+    pair whose word attention is >= threshold. Words are those of `words.word_ids` (special tokens
+    belong to none); `continuing_prefix`: a WordPiece vocabulary's "##".
     """
     attn = translation.attention
     if attn is None:
@@ -303,8 +266,8 @@ def align_words(translation: "Translation", layer: int | None = -1, heads: Seque
     a = attn if layer is None else attn[layer: layer + 1 if layer != -1 else None]  # (L', H, T, S)
     if heads is not None:
         a = a[:, list(heads)]
-    matrix = word_matrix(a.mean(axis=(0, 1)), word_ids(translation.source_tokens, source_starts),
-                         word_ids(translation.target_tokens, target_starts))  # (Wt, Ws)
+    matrix = word_matrix(a.mean(axis=(0, 1)), translation.source_tokens, translation.target_tokens,
+                         continuing_prefix)  # (Wt, Ws)
     if matrix.size == 0:
         return []
     if method == "argmax":
@@ -364,15 +327,12 @@ def coverage_warnings(translation: "Translation", low: float = 0.3,
         return []
     a = attn.astype(np.float64).mean(axis=(0, 1))  # (T, S)
     warnings: list[CoverageWarning] = []
-    src_words = word_ids(translation.source_tokens)
+    pieces = translation.source_tokens
     received = a.sum(0)  # (S,)
-    n_words = max((w for w in src_words if w is not None), default=-1) + 1
-    for w in range(n_words):
-        members = [j for j, x in enumerate(src_words) if x == w]
+    for w, members in enumerate(real_words(pieces)):
         total = float(received[members].sum())
         if total < low:
-            word = "".join(translation.source_tokens[j] for j in members).replace(WORD_START, " ").strip()
-            warnings.append(CoverageWarning("omission", w, word, total))
+            warnings.append(CoverageWarning("omission", w, join_word([pieces[j] for j in members]), total))
     limit = 0.4 * np.log(max(a.shape[1], 2)) if diffuse_entropy is None else diffuse_entropy
     per_head = attn.astype(np.float64)  # (L, H, T, S)
     entropy = (-(per_head * np.log(np.clip(per_head, 1e-12, None))).sum(-1)).min(axis=(0, 1))  # (T,)

@@ -3,7 +3,9 @@
 `Translator` pairs a model with its tokenizers. `stream(text)` yields one `Step` per target token
 (token, readable piece, log-prob, top-k alternatives, cross-attention `[layers, heads, source_len]`);
 `translate(text)` returns the finished `Translation` with attention `[layers, heads, target_len,
-source_len]` and an n-best list where each hypothesis carries its own attention.
+source_len]` and an n-best list where each hypothesis carries its own attention. A whole text
+(lines, long lines cut at sentence ends: document.py) is `translate_batch(lines)` or, streamed,
+`stream_document(text)`, which yields `(unit index, Step)`.
 
 Multilingual models (OPUS-MT's en-ROMANCE, en-mul, ...) pick the target language by a `>>fra<<`
 token at the start of the source: `target_languages` lists the model's, and `target_language`
@@ -16,7 +18,6 @@ fixed means (see analysis.py).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -25,14 +26,14 @@ import numpy as np
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.document import DocumentStream, check_length, line_units
+from nmt_desktop.core.decoding.document import InputTooLongError, split_sentences  # noqa: F401  (callers' names)
 from nmt_desktop.core.formats.marian import is_language_token, split_language_code
 from nmt_desktop.core.decoding.search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
-from nmt_desktop.core.model.transformer import FastWeights, HeadOverride, Transformer
-
-
-class InputTooLongError(ValueError):
-    """A sentence has more tokens than the model's max_positions and cannot be split further."""
+from nmt_desktop.core.model.transformer import HeadOverride, Transformer
+from nmt_desktop.core.decoding.backend import StepBackend
+from nmt_desktop.core.decoding.backend_choice import backend_for_search, choose_backend
 
 
 class TargetLanguageError(ValueError):
@@ -91,6 +92,17 @@ class Hypothesis:
     self_attention: np.ndarray | None = None  # (layers, heads, target_len, target_len)
     finished: bool = True  # False when cut off at the maximum length
 
+    def steps(self, eos_id: int | None = None) -> list[Step]:
+        """This hypothesis as the `Step`s of a stream (for beam search: the final hypothesis, where the
+        streamed steps followed the best one of each moment). eos_id: else "</s>" marks the end."""
+        out = []
+        for t, (token_id, piece) in enumerate(zip(self.token_ids, self.tokens)):
+            cross = None if self.attention is None or t >= self.attention.shape[2] else self.attention[:, :, t]
+            out.append(Step(t, int(token_id), piece, self.token_logprobs[t] if t < len(self.token_logprobs) else 0.0,
+                            self.alternatives[t] if t < len(self.alternatives) else [], cross,
+                            is_eos=int(token_id) == eos_id if eos_id is not None else piece == "</s>"))
+        return out
+
     def to_json(self, attention: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"translation": self.text, "score": round(self.score, 6), "tokens": self.tokens}
         if attention:
@@ -148,21 +160,14 @@ class Translation:
         return out
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;:…。！？；])\s+|(?<=[。！？])")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split at sentence-final punctuation followed by space (or CJK full stops)."""
-    return [p for p in (s.strip() for s in _SENTENCE_END.split(text)) if p]
-
-
 class Translator:
     """A model and its tokenizers, ready to decode."""
 
     def __init__(self, model: Transformer, tokenizers: TokenizerPair, name: str = "", int8: bool = False,
-                 target_language: str | None = None):
+                 target_language: str | None = None, backend: str | None = "auto"):
         """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/decoding/int8.py).
-        target_language: as the `target_language` property (multilingual models only)."""
+        target_language: as the `target_language` property (multilingual models only).
+        backend: where decoding runs, "auto", "reference", "python" or "compiled" (backend_choice.py)."""
         if int8:
             from nmt_desktop.core.decoding.int8 import quantize_int8
 
@@ -173,28 +178,23 @@ class Translator:
         self.name = name
         self.int8 = int8
         self.device = next(model.parameters()).device
-        self._fast: FastWeights | None = None  # weights prepared for decoding steps, made at the first search
+        # chosen once; it prepares its weights at the first search and keeps them (a snapshot: after
+        # changing the model's weights, make a new Translator, as the trainer does per evaluation)
+        self.backend: StepBackend = choose_backend(self.model, backend)
         self._languages: list[str] | None = None  # >>code<< tokens of the source vocabulary, read when first needed
         self._target_language: str | None = None
         self.target_language = target_language
 
-    @property
-    def fast_weights(self) -> FastWeights:
-        """The model's `fast_weights()`, made once and reused by every search (not once per search,
-        which cost ~0.1 (small) to ~1 (base) ms per generated token at batch 1). A snapshot: after
-        changing the model's weights, make a new Translator (as the trainer does per evaluation)."""
-        if self._fast is None:
-            self._fast = self.model.fast_weights()
-        return self._fast
-
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu", int8: bool = False,
-             target_language: str | None = None) -> "Translator":
-        """Load a model folder or zip (see model_dir) and wrap it; int8, target_language as in `__init__`."""
+             target_language: str | None = None, backend: str | None = "auto") -> "Translator":
+        """Load a model folder or zip (see model_dir) and wrap it; int8, target_language, backend as in
+        `__init__`."""
         from nmt_desktop.core.formats.model_dir import load_model
 
         loaded = load_model(path, device=device)
-        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language)
+        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language,
+                   backend=backend)
 
     # --- target language (multilingual models) ----------------------------------------------
 
@@ -266,11 +266,7 @@ class Translator:
         return None if prefix is None else list(prefix)
 
     def _check_length(self, ids: list[int], text: str) -> None:
-        limit = self.config.max_positions
-        if len(ids) > limit:
-            raise InputTooLongError(
-                f"the sentence \"{_shorten(text)}\" has {len(ids)} tokens but this model accepts at most "
-                f"{limit}; split it into shorter sentences")
+        check_length(ids, text, self.config.max_positions)
 
     def _batch(self, ids_list: Sequence[list[int]]) -> torch.Tensor:
         """Right-pad token id lists into (B, S)."""
@@ -341,17 +337,16 @@ class Translator:
             results.append(self._join(text, parts))
         return results
 
+    def stream_document(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
+                        prefix: Sequence[int] | None = None, prefix_text: str | None = None,
+                        head_override: HeadOverride | None = None) -> DocumentStream:
+        """Decode a whole text unit by unit (document.py: each line, or the sentences of an over-long
+        line); iterate for `(unit index, Step)`. Raises InputTooLongError before decoding anything."""
+        return DocumentStream(self, text, cfg or DecodeConfig(), head_mask, prefix, prefix_text, head_override)
+
     def _segments(self, text: str) -> list[str]:
-        """The input itself if it fits, else its sentences; empty input has no segments."""
-        if not text.strip():
-            return []
-        ids = self.source_ids(text)
-        if len(ids) <= self.config.max_positions:
-            return [text]
-        parts = split_sentences(text)
-        for part in parts:
-            self._check_length(self.source_ids(part), part)
-        return parts
+        """The units of one input line (document.py's policy): the line if it fits, else its sentences."""
+        return [part for part, _ in line_units(text, self.source_ids, self.config.max_positions)]
 
     def _join(self, text: str, parts: list[Translation]) -> Translation:
         if len(parts) == 1:
@@ -368,11 +363,11 @@ class Translator:
         src = self._batch([ids for _, _, ids in units])
         if cfg.beam_size > 1:
             state = BeamState()
-            for _ in beam_search(self.model, src, cfg, state, head_mask, prefix, head_override, self.fast_weights):
+            for _ in beam_search(self.model, src, cfg, state, prefix, self._search_backend(head_mask, head_override)):
                 pass
             hyps_per_row, enc_attn = state.results, state.encoder_attention
         else:
-            steps = greedy_or_sample(self.model, src, cfg, head_mask, prefix, head_override, self.fast_weights)
+            steps = greedy_or_sample(self.model, src, cfg, prefix, self._search_backend(head_mask, head_override))
             enc_holder: list = []
             hyps = collect_greedy(_capture_return(steps, enc_holder), len(units), cfg, self.config.eos_id)
             hyps_per_row, enc_attn = [[h] for h in hyps], (enc_holder[0] if enc_holder else None)
@@ -399,13 +394,18 @@ class Translator:
         return [Alternative(int(i), p, float(np.exp(lp))) for i, p, lp in zip(ids, pieces, logprobs)
                 if np.isfinite(lp)]
 
+    def _search_backend(self, head_mask: torch.Tensor | None, head_override: HeadOverride | None) -> StepBackend:
+        """The translator's backend, or the reference one with these interventions (the only one that has them)."""
+        return backend_for_search(self.model, self.backend, head_mask, head_override)
+
     def step_from_batch(self, bs: BatchStep, j: int, source_len: int) -> Step:
         """The user-facing `Step` for entry j of a search's `BatchStep`."""
         token = bs.token_ids[j]
-        cross = None if bs.cross_attention is None else bs.cross_attention[j, :, :, :source_len]
+        # fresh arrays the Step owns: it may cross to another thread while the search goes on
+        cross = None if bs.cross_attention is None else bs.cross_attention[j, :, :, :source_len].copy()
         return Step(bs.index, token, self.target_pieces([token])[0], bs.logprobs[j],
                     self._alternatives(bs.alt_ids[j], bs.alt_logprobs[j]), cross,
-                    None if bs.self_attention is None else bs.self_attention[j],
+                    None if bs.self_attention is None else bs.self_attention[j].copy(),
                     None if bs.prefixes is None else bs.prefixes[j], token == self.config.eos_id)
 
 
@@ -433,13 +433,12 @@ class TranslationStream:
             self.result = tr._join(self.text, [])
             return
         src = tr._batch([self.ids])
+        backend = tr._search_backend(self.head_mask, self.head_override)
         if cfg.beam_size > 1:
             state = self.beam_state = BeamState()
-            search = beam_search(tr.model, src, cfg, state, self.head_mask, self.prefix, self.head_override,
-                                 tr.fast_weights)
+            search = beam_search(tr.model, src, cfg, state, self.prefix, backend)
         else:
-            search = greedy_or_sample(tr.model, src, cfg, self.head_mask, self.prefix, self.head_override,
-                                      tr.fast_weights)
+            search = greedy_or_sample(tr.model, src, cfg, self.prefix, backend)
         records: list[BatchStep] = []
         enc_holder: list = []
         for bs in _capture_return(search, enc_holder):
@@ -467,7 +466,3 @@ def _capture_return(gen: Iterator, holder: list) -> Iterator:
     if value is not None:
         holder.append(value)
 
-
-def _shorten(text: str, width: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QGraphics
                                QGraphicsView, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis.words import words_of
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
@@ -28,19 +29,6 @@ def layer_choice(index: int) -> int | None:
     """The `layer` argument of the core's attention averages for a `layer_items` index: -1 (the last layer),
     None (all layers) or a layer."""
     return -1 if index <= 0 else (None if index == 1 else index - 2)
-
-
-def words_of(pieces: list[str]) -> list[str]:
-    """The words (pieces joined, word-start marker removed) in core.analysis.word_ids order."""
-    ids = analysis.word_ids(pieces)
-    words: list[str] = []
-    for piece, w in zip(pieces, ids):
-        if w is None:
-            continue
-        if w >= len(words):
-            words.append("")
-        words[w] += piece
-    return [w.replace(analysis.WORD_START, " ").strip() or w for w in words]
 
 
 class AlignmentView(QWidget):

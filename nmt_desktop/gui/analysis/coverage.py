@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QListWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis.words import word_ids
 
 from .tokens import tokens_html
 
@@ -58,7 +59,7 @@ class CoverageView(QWidget):
             self.list.addItem("No coverage warnings.")
         omitted = {w.index for w in self.warnings if w.kind == "omission"}
         diffuse = {w.index for w in self.warnings if w.kind == "diffuse"}
-        src_ids = analysis.word_ids(self.translation.source_tokens)
+        src_ids = word_ids(self.translation.source_tokens)
         src_marked = {j for j, w in enumerate(src_ids) if w in omitted}
         self.tokens.setHtml("<p><b>Source</b></p>" + tokens_html(self.translation.source_tokens, src_marked, "#fecaca")
                             + "<p><b>Translation</b></p>" + tokens_html(self.translation.target_tokens, diffuse,

@@ -27,7 +27,7 @@ from .head_stats import HeadStatsView
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation, Translator
 
-    from ..translate_panel import TranslatePanel
+    from ..translate import TranslatePanel
     from ..workers import ModelInfo
 
 log = logging.getLogger("nmt_desktop.gui.analysis")

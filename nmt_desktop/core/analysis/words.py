@@ -1,0 +1,117 @@
+"""What a word is: the one rule that groups subword pieces into words, used by core, CLI and GUI alike.
+
+Pieces are the tokenizer's display strings (`Tokenizer.pieces`): a space shows as `WORD_START` ("▁"),
+in byte-level BPE as in SentencePiece vocabularies. A piece begins a new word when it is
+
+- the first piece, a special token, or the piece after a special token;
+- a piece that begins with "▁" or whitespace, or the piece after one that ends with "▁" or whitespace;
+- for WordPiece vocabularies (`continuing_prefix`, e.g. "##"): a piece without that prefix.
+
+Special tokens (`<s>`, `</s>`, `<pad>`, `<unk>` and target-language tokens such as `>>fra<<`) are never
+joined with a neighbour: each is a group of its own (`word_groups`, the merged heatmap shows them) and
+belongs to no numbered word (`word_ids`: None, as word alignments count only real words).
+
+`merge_attention` turns piece attention into word attention (summed over a source word's pieces,
+averaged over a target word's pieces, so rows still sum to 1); `join_pieces` spells pieces as text.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from nmt_desktop.core.formats.marian import is_language_token
+from nmt_desktop.core.tokenizer import SPECIAL_TOKENS, WORD_START
+
+
+def is_special(piece: str) -> bool:
+    """A special token (`</s>`, `<unk>`, ...) or a target-language token (`>>fra<<`): never part of a word."""
+    return piece in SPECIAL_TOKENS or is_language_token(piece)
+
+
+def _breaks(piece: str, side: int) -> bool:
+    """Whether the piece's first (side 0) or last (side -1) character is a word break ("▁" or whitespace)."""
+    char = piece[side] if piece else ""
+    return char == WORD_START or char.isspace()
+
+
+def word_starts(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[bool]:
+    """True where a piece begins a new word (the rule in the module docstring)."""
+    starts, after_break = [], True
+    for piece in pieces:
+        special = is_special(piece)
+        if continuing_prefix is not None:
+            start = after_break or special or not piece.startswith(continuing_prefix)
+        else:
+            start = after_break or special or _breaks(piece, 0)
+        starts.append(start)
+        after_break = special or _breaks(piece, -1)
+    return starts
+
+
+def word_groups(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[list[int]]:
+    """Indices of the pieces of each word, in order; every special token is a group of its own."""
+    groups: list[list[int]] = []
+    for i, start in enumerate(word_starts(pieces, continuing_prefix)):
+        if start:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
+def real_words(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[list[int]]:
+    """Indices of the pieces of each real word (special tokens left out): word k of `word_ids`."""
+    return [g for g in word_groups(pieces, continuing_prefix) if not is_special(pieces[g[0]])]
+
+
+def word_ids(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[int | None]:
+    """Word index of each piece, counting real words only; None for special tokens."""
+    out: list[int | None] = [None] * len(pieces)
+    for word, group in enumerate(real_words(pieces, continuing_prefix)):
+        for i in group:
+            out[i] = word
+    return out
+
+
+def join_pieces(pieces: Sequence[str]) -> str:
+    """Pieces as text: "▁" becomes a space, none at either end (["▁New", "▁Yo", "rk"] -> "New York")."""
+    return "".join(pieces).replace(WORD_START, " ").strip()
+
+
+def join_word(pieces: Sequence[str]) -> str:
+    """One word's label: its pieces joined; a word of blanks only (a space or newline piece) stays visible as is."""
+    return join_pieces(pieces) or "".join(pieces)
+
+
+def words_of(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[str]:
+    """The real words (special tokens left out), numbered as `word_ids` numbers them."""
+    return [join_word([pieces[i] for i in g]) for g in real_words(pieces, continuing_prefix)]
+
+
+def merge_attention(weights: np.ndarray, source_groups: Sequence[Sequence[int]],
+                    target_groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """Piece attention (..., T, S) -> word attention (..., len(target_groups), len(source_groups)).
+
+    Summed over the source pieces of a word (a word receives what its pieces receive) and averaged
+    over the target pieces of a word (a word attends as its pieces do on average). Groups are
+    consecutive runs of indices as `word_groups` returns them; pieces in no group are dropped.
+    """
+    w = np.asarray(weights)
+    T, S = w.shape[-2:]
+    src = np.zeros((S, len(source_groups)), dtype=np.float64)  # (S, Ws) piece -> word
+    for k, group in enumerate(source_groups):
+        src[list(group), k] = 1.0
+    tgt = np.zeros((len(target_groups), T), dtype=np.float64)  # (Wt, T) word <- mean of its pieces
+    for k, group in enumerate(target_groups):
+        tgt[k, list(group)] = 1.0 / len(group)
+    return (tgt @ w.astype(np.float64) @ src).astype(w.dtype if w.dtype.kind == "f" else np.float64)
+
+
+def word_matrix(attn: np.ndarray, source_pieces: Sequence[str], target_pieces: Sequence[str],
+                continuing_prefix: str | None = None) -> np.ndarray:
+    """Piece attention (T, S) -> real-word attention (target words, source words); special tokens left out,
+    so row j and column i are the words `word_ids` numbers j and i."""
+    return merge_attention(attn, real_words(source_pieces, continuing_prefix),
+                           real_words(target_pieces, continuing_prefix))

@@ -1,0 +1,111 @@
+"""What the Translate tab shows, without widgets: the units of the text being translated, what each
+has streamed and its finished translation, and which unit and hypothesis are shown.
+
+The panel feeds it the worker's signals (`begin`, `add_step`, `finish`) and the user's choices
+(`show`, `show_hypothesis`); the widgets draw from it. No Qt here, so it is tested and reasoned
+about as plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from nmt_desktop.core.analysis.words import join_pieces
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.analysis.heads import CoverageWarning
+    from nmt_desktop.core.decoding.document import Unit
+    from nmt_desktop.core.decoding.translator import Step, Translation
+
+
+@dataclass
+class TranslatedUnit:
+    """One unit of the text (a line, or a sentence of an over-long line) on its way to a translation."""
+
+    unit: Unit
+    steps: list[Step] = field(default_factory=list)  # as streamed; once finished, the shown hypothesis'
+    translation: Translation | None = None
+
+    @property
+    def text(self) -> str:
+        return self.unit.text
+
+    @property
+    def source_tokens(self) -> list[str]:
+        return self.unit.source_tokens
+
+    def step(self, index: int) -> Step | None:
+        return next((s for s in self.steps if s.index == index), None)
+
+    def output_text(self) -> str:
+        """The finished translation, else the pieces streamed so far."""
+        if self.translation is not None:
+            return self.translation.text
+        return join_pieces([s.piece for s in self.steps if not s.is_eos])
+
+
+class TranslationDocument:
+    """The units of the request shown, their steps and translations, and the selection."""
+
+    def __init__(self) -> None:
+        self.units: list[TranslatedUnit] = []
+        self.shown = -1  # index of the unit shown in the attention view, -1: none
+        self.hypothesis = 0  # row of the shown unit's n-best list
+        self.coverage: list[list[CoverageWarning]] = []  # per finished unit (best hypothesis)
+        self.eos_id: int | None = None
+
+    def begin(self, units: Sequence[Unit], eos_id: int | None = None) -> None:
+        self.units = [TranslatedUnit(u) for u in units]
+        self.shown, self.hypothesis, self.coverage, self.eos_id = -1, 0, [], eos_id
+
+    def clear(self) -> None:
+        self.begin([])
+
+    def add_step(self, index: int, step: Step) -> bool:
+        """Record a streamed step; False if it belongs to no unit (or to a finished one)."""
+        if not 0 <= index < len(self.units) or self.units[index].translation is not None:
+            return False
+        self.units[index].steps.append(step)
+        return True
+
+    def finish(self, translations: Sequence[Translation]) -> None:
+        """Every unit's final translation: its steps become those of the final best hypothesis
+        (beam search streamed the best hypothesis of each moment, not necessarily the final one)."""
+        for unit, translation in zip(self.units, translations):
+            unit.translation = translation
+            unit.steps = translation.best.steps(self.eos_id)
+
+    def current(self) -> TranslatedUnit | None:
+        return self.units[self.shown] if 0 <= self.shown < len(self.units) else None
+
+    def show_hypothesis(self, row: int) -> bool:
+        """Show n-best row `row` of the current (finished) unit: its steps become that hypothesis'."""
+        unit = self.current()
+        if unit is None or unit.translation is None or not 0 <= row < len(unit.translation.nbest):
+            return False
+        self.hypothesis = row
+        unit.steps = unit.translation.nbest[row].steps(self.eos_id)
+        return True
+
+    def least_certain_step(self, index: int) -> Step | None:
+        """The step of unit `index` with the lowest probability that has alternatives (EOS aside)."""
+        candidates = [s for s in self.units[index].steps if s.alternatives and not s.is_eos]
+        return min(candidates, key=lambda s: s.logprob) if candidates else None
+
+    def diffuse_tokens(self) -> set[tuple[int, int]]:
+        """(unit, target index) of the best hypotheses' diffuse tokens, while best hypotheses are shown."""
+        if self.hypothesis > 0:
+            return set()
+        return {(ui, w.index) for ui, ws in enumerate(self.coverage) for w in ws if w.kind == "diffuse"}
+
+    def lines(self) -> list[list[int]]:
+        """Unit indices per line of the text, blank lines (no units) included up to the last unit's line."""
+        out: list[list[int]] = [[] for _ in range(max((u.unit.line for u in self.units), default=-1) + 1)]
+        for i, u in enumerate(self.units):
+            out[u.unit.line].append(i)
+        return out
+
+    def output_text(self) -> str:
+        """The translation as plain text: a line per line of the source, a long line's sentences joined by a space."""
+        return "\n".join(" ".join(t for t in (self.units[i].output_text() for i in line) if t) for line in self.lines())
