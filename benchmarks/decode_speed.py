@@ -4,7 +4,7 @@ For each random-weight model ("small", "base") or real model (a bundled name suc
 model folder: its trained weights fed random token ids), and with cross-attention capture on and off, two
 measurements of one sentence of `--src-len` source tokens and exactly `--tgt-len` target tokens:
 
-* forced loop: encode + start_cache + `tgt_len` incremental `decode` steps where the token fed at
+* forced loop: encode + the backend's start + `tgt_len` backend steps where the token fed at
   each step is fixed (a seeded random sequence), so every run does the same number of steps
   whatever the random weights prefer. Per step it does what the real search does: log_softmax of
   the logits, argmax, top-5 alternatives to numpy, and (when capturing) the newest attention row
@@ -40,6 +40,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nmt_desktop.core.config import PRESETS, DecodeConfig, ModelConfig  # noqa: E402
+from nmt_desktop.core.decoding.backend_choice import choose_backend  # noqa: E402
 from nmt_desktop.core.decoding.search import greedy_or_sample  # noqa: E402
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters  # noqa: E402
 
@@ -114,34 +115,34 @@ def make_inputs(model: Transformer, src_len: int, tgt_len: int, seed: int = 0) -
     return src, forced
 
 
-def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, capture: bool, fast=None) -> int:
-    """One sentence: encode, start the cache, decode len(forced) steps feeding the forced tokens.
+def forced_loop(model: Transformer, src: torch.Tensor, forced: torch.Tensor, capture: bool, backend) -> int:
+    """One sentence: encode, start the backend's state, decode len(forced) steps feeding the forced tokens.
 
-    fast: the prepared-weight snapshot a Translator keeps (`model.fast_weights()`); None makes it per sentence."""
+    backend: the `StepBackend` a Translator keeps (its prepared weights made once)."""
     tgt_len = forced.shape[0]
     with torch.inference_mode():
         enc = model.encode(src)
-        cache = model.start_cache(enc, capacity=tgt_len + 1, fast=fast)
-        prev = torch.full((1, 1), model.config.decoder_start_id, dtype=torch.long)
+        state = backend.start(enc, capacity=tgt_len + 1)
+        prev = torch.full((1,), model.config.decoder_start_id, dtype=torch.long)
         for i in range(tgt_len):
-            out = model.decode(prev, cache=cache, need_cross=capture)
-            logprobs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # (1, V)
+            out = backend.step(state, prev, capture, False)
+            logprobs = torch.log_softmax(out.logits.float(), dim=-1)  # (1, V)
             chosen = logprobs.argmax(-1)  # what greedy would pick (ignored: the next token is forced)
             _ = logprobs.gather(1, chosen[:, None]).squeeze(1).tolist()
             top = torch.topk(logprobs, ALTERNATIVES, dim=-1)
             _ = top.indices.cpu().numpy(), top.values.cpu().numpy()
             if capture:
-                _ = out.cross_attention[:, :, :, -1].float().cpu().numpy()  # (1, L, H, S)
-            prev = forced[i].view(1, 1)
+                _ = out.cross_attention.float().cpu().numpy()  # (1, L, H, S)
+            prev = forced[i].view(1)
     return tgt_len
 
 
-def search_greedy(model: Transformer, src: torch.Tensor, tgt_len: int, capture: bool, fast=None) -> int:
-    """One sentence through search.greedy_or_sample (with a Translator's snapshot `fast`); returns the steps run."""
+def search_greedy(model: Transformer, src: torch.Tensor, tgt_len: int, capture: bool, backend) -> int:
+    """One sentence through search.greedy_or_sample (on a Translator's `backend`); returns the steps run."""
     cfg = DecodeConfig(min_length=tgt_len, max_len_a=0, max_len_b=tgt_len, attention=capture,
                        alternatives=ALTERNATIVES, seed=0)
     steps = 0
-    for _ in greedy_or_sample(model, src, cfg, fast=fast):
+    for _ in greedy_or_sample(model, src, cfg, backend=backend):
         steps += 1
     return steps
 
@@ -186,12 +187,12 @@ def _run_configs(args: argparse.Namespace, rows: list[dict]) -> None:
     for name in [c.strip() for c in args.configs.split(",") if c.strip()]:
         model = make_model(name)
         src, forced = make_inputs(model, args.src_len, args.tgt_len)
-        fast = model.fast_weights()  # made once, as a Translator does
+        backend = choose_backend(model)  # made once, as a Translator does
         cases: list[tuple[str, bool, Callable[[], int]]] = []
         for capture in (True, False):
-            cases.append(("forced loop", capture, lambda c=capture: forced_loop(model, src, forced, c, fast)))
+            cases.append(("forced loop", capture, lambda c=capture: forced_loop(model, src, forced, c, backend)))
             cases.append(("search.py greedy", capture,
-                          lambda c=capture: search_greedy(model, src, args.tgt_len, c, fast)))
+                          lambda c=capture: search_greedy(model, src, args.tgt_len, c, backend)))
         for _, _, fn in cases:
             for _ in range(args.warmup):
                 fn()

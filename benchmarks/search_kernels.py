@@ -21,7 +21,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nmt_desktop.core.decoding import native_library  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.decoding.search import _beam_candidates, _step_logprobs  # noqa: E402
+from nmt_desktop.core.decoding.search import masked_ids  # noqa: E402
+from nmt_desktop.core.decoding.selection import beam_candidates, log_probs  # noqa: E402
 
 VOCAB, PAD, EOS = 8000, 3, 0
 
@@ -51,21 +52,22 @@ def main() -> int:
     ops = torch.ops.nmt_desktop
     g = torch.Generator().manual_seed(0)
     cfg = DecodeConfig(beam_size=4, alternatives=0)
+    masked = masked_ids(5, cfg, EOS, PAD)
     rows = []
     with torch.inference_mode():
         for R, k in ((1, 1), (4, 8)):
             logits = torch.randn(R, VOCAB, generator=g) * 4
             rows.append((f"top-{k} log-probs of ({R}, {VOCAB})",
                          per_call_us(lambda: ops.top_logprobs(logits, k, PAD, -1), args.calls),
-                         per_call_us(lambda: torch.topk(_step_logprobs(logits, 5, cfg, EOS, PAD), k), args.calls),
-                         "_step_logprobs + torch.topk"))
+                         per_call_us(lambda: torch.topk(log_probs(logits, masked), k), args.calls),
+                         "log_probs + torch.topk"))
         logits = torch.randn(4, VOCAB, generator=g) * 4
         scores = -torch.rand(1, 4, generator=g) * 10
         rows.append(("beam candidates, 4 beams",
                      per_call_us(lambda: ops.beam_candidates(logits, scores, 1, PAD, -1), args.calls),
-                     per_call_us(lambda: _beam_candidates(_step_logprobs(logits, 5, cfg, EOS, PAD), scores, 0),
+                     per_call_us(lambda: beam_candidates(log_probs(logits, masked), scores, 1),
                                  args.calls),
-                     "_step_logprobs + _beam_candidates"))
+                     "log_probs + beam_candidates"))
         buffers = [torch.randn(4, 4, 41, 64, generator=g) for _ in range(6)]
         parents = torch.tensor([0, 0, 1, 2])  # three rows change (in place, so every call moves them)
         for length in (1, 20, 40):

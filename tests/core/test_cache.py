@@ -7,7 +7,7 @@ import torch
 
 from tiny_models import right_padded, perturbed_model
 
-from nmt_desktop.core.decoding.cache import KVCache
+from nmt_desktop.core.model.cache import KVCache
 from nmt_desktop.core.config import ModelConfig
 from nmt_desktop.core.model.transformer import build_model
 

@@ -16,6 +16,7 @@ from tiny_models import perturbed_model, right_padded
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
 from nmt_desktop.core.decoding.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
                                      length_normalise)
+from nmt_desktop.core.decoding.backend_choice import backend_for_search
 from nmt_desktop.core.model.transformer import build_model
 
 ATOL = 1e-5
@@ -57,7 +58,8 @@ def random_sources(n, seed, vocab=41, lengths=(2, 9)):
 
 
 def greedy(model, sources, cfg, head_mask=None):
-    steps = greedy_or_sample(model, right_padded(sources, model.config.pad_id), cfg, head_mask)
+    steps = greedy_or_sample(model, right_padded(sources, model.config.pad_id), cfg,
+                             backend=backend_for_search(model, None, head_mask))
     holder = []
 
     def capture():
@@ -69,7 +71,8 @@ def greedy(model, sources, cfg, head_mask=None):
 
 def beam(model, sources, cfg, head_mask=None):
     state = BeamState()
-    steps = list(beam_search(model, right_padded(sources, model.config.pad_id), cfg, state, head_mask))
+    steps = list(beam_search(model, right_padded(sources, model.config.pad_id), cfg, state,
+                             backend=backend_for_search(model, None, head_mask)))
     return state, steps
 
 

@@ -20,6 +20,7 @@ import torch
 from tiny_models import perturbed_model, right_padded
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig, ModelConfig, PRESETS
+from nmt_desktop.core.decoding.python_backend import PythonBackend
 from nmt_desktop.core.model.layers import causal_mask, sinusoidal_positions
 from nmt_desktop.core.model.transformer import build_model, count_parameters
 
@@ -92,14 +93,15 @@ def test_cached_decoding_equals_full_pass_with_padding(variant):
         torch.testing.assert_close(model.decode(tgt, enc).logits, full.logits, atol=ATOL, rtol=0)
 
         cache = model.start_cache(enc, capacity=2)  # small: the buffers must grow on the way
-        fast_cache = model.start_cache(enc, capacity=2)
+        fused = PythonBackend(model)  # the fused single-position step
+        fused_state = fused.start(enc, capacity=2)
         for t in range(T):
             step = model.decode(tgt[:, t: t + 1], cache=cache, need_cross=True, need_self=True)
-            fast = model.decode(tgt[:, t: t + 1], cache=fast_cache)  # no weights: fused kernel
+            fast = fused.step(fused_state, tgt[:, t], need_cross=False, need_self=False)
             assert step.logits.shape == (3, 1, V)
             assert cache.length == t + 1
             torch.testing.assert_close(step.logits[:, 0], full.logits[:, t], atol=ATOL, rtol=0)
-            torch.testing.assert_close(fast.logits[:, 0], full.logits[:, t], atol=ATOL, rtol=0)
+            torch.testing.assert_close(fast.logits, full.logits[:, t], atol=ATOL, rtol=0)
             torch.testing.assert_close(step.cross_attention[:, :, :, 0], full.cross_attention[:, :, :, t],
                                        atol=ATOL, rtol=0)
             assert step.self_attention.shape == (3, L, 4, 1, t + 1)

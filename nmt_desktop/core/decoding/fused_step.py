@@ -1,9 +1,9 @@
 """The decoder's single-position step as one flat function over prepared tensors.
 
-`Transformer.decode` on a cache with one new position per row is what every search runs per
-generated token. Through the modules it costs ~50 tensor operations and many Python calls per
-layer, which at batch 1 on a small model take longer than the arithmetic. `FusedStep` holds what
-that step needs, prepared once per model (see `Transformer.fast_weights`):
+A single-position step on the cache is what every search runs per generated token. Through the
+modules (`Transformer.decode`, the reference backend) it costs ~50 tensor operations and many
+Python calls per layer, which at batch 1 on a small model take longer than the arithmetic.
+`FusedStep` holds what that step needs, prepared once per model:
 
 * every projection as one `PreparedLinear` (prepared_linear.py: the fastest weight layout for the
   number of rows; with oneDNN the output projections also add the residual and the first FFN
@@ -13,11 +13,9 @@ that step needs, prepared once per model (see `Transformer.fast_weights`):
   into an additive bias, so each cross-attention is `baddbmm`, `softmax`, `bmm`.
 
 `fused_step` then runs ~30 tensor operations per layer and returns the same logits and cross- and
-self-attention weights as the module path (equal within float rounding; tests/core/test_fused_step.py);
-when the compiled library is built (native_step.py) the same step runs in C++ in one call. The
-module path stays the reference and serves everything else: several positions at once (teacher
-forcing; forced prefixes are fed one at a time and so are fused too), head masks, mean ablation
-and per-head context capture.
+self-attention weights as the modules (equal within float rounding; tests/core/test_backends.py).
+The Python backend runs it; the compiled backend (compiled_step.py) runs the same step in C++ over
+the same `FusedStep`.
 """
 
 from __future__ import annotations
@@ -27,11 +25,12 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from nmt_desktop.core.decoding.cache import KVCache
-from nmt_desktop.core.decoding.native_step import prepare_native_step, run_native_step
 from nmt_desktop.core.decoding.prepared_linear import PreparedLinear, prepare_linear, prepare_weight
 
-__all__ = ["FusedStep", "fused_step", "prepare_fused_step"]
+from nmt_desktop.core.model.cache import KVCache
+from nmt_desktop.core.model.transformer import Transformer
+
+__all__ = ["CrossState", "FusedStep", "cross_state", "fused_step", "prepare_fused_step"]
 
 
 @dataclass
@@ -72,7 +71,6 @@ class FusedStep:
     head_dim: int
     query_scale: float  # applied after the query projection (int8: 1/sqrt(dh); float: 1, folded in)
     activation: str
-    native: object | None = None  # the compiled step over these tensors (native_step.py), when built
 
 
 @dataclass
@@ -88,7 +86,7 @@ def _norm(norm: nn.LayerNorm) -> FusedNorm:
     return FusedNorm(tuple(norm.normalized_shape), norm.weight, norm.bias, norm.eps)
 
 
-def prepare_fused_step(model: nn.Module) -> FusedStep:
+def prepare_fused_step(model: Transformer) -> FusedStep:
     """A `FusedStep` for a `Transformer` (float32 or int8, see core/decoding/int8.py)."""
     cfg = model.config
     dh = cfg.d_model // cfg.n_heads
@@ -109,13 +107,10 @@ def prepare_fused_step(model: nn.Module) -> FusedStep:
         if int8:
             output = prepare_linear(model.int8_output)
         else:
-            weight = model.tgt_embed.weight if model.out_proj is None else model.out_proj.weight  # (V, D)
-            output = prepare_weight(weight, model.logits_bias)
-    step = FusedStep(layers, model.tgt_embed.weight.detach(), model.embed_scale, model.positions,
+            output = prepare_weight(model.output_weight, model.logits_bias)  # (V, D)
+    return FusedStep(layers, model.tgt_embed.weight.detach(), model.embed_scale, model.positions,
                      output, None if model.decoder_norm is None else _norm(model.decoder_norm),
                      cfg.norm == "pre", cfg.n_heads, dh, dh ** -0.5 if int8 else 1.0, cfg.activation)
-    step.native = prepare_native_step(step)
-    return step
 
 
 def cross_state(cache: KVCache, n_heads: int) -> CrossState:
@@ -142,20 +137,16 @@ def _residual(y: Tensor, norm: FusedNorm, pre_norm: bool) -> Tensor:
     return y if pre_norm else _layer_norm(y, norm)
 
 
-def fused_step(step: FusedStep, cache: KVCache, tokens: Tensor, need_cross: bool,
+def fused_step(step: FusedStep, cache: KVCache, cross: CrossState, tokens: Tensor, need_cross: bool,
                need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
-    """Decode one new position per row: tokens (B,) -> logits (B, V), with need_cross the
+    """Decode one new position per row (`cross`: the cache's `cross_state`): tokens (B,) -> logits (B, V),
+    with need_cross the
     cross-attention weights (B, L, H, S) and with need_self the self-attention weights
     (B, L, H, length + 1) of this position. Appends to and advances the cache.
 
     Attention runs as `bmm` on (B*H, ...) views; every line is one or two tensor operations, as
     the per-operation cost is what a small model's step is made of.
     """
-    if cache.fused_cross is None:
-        cache.fused_cross = cross_state(cache, step.n_heads)
-    cross = cache.fused_cross
-    if step.native is not None:
-        return run_native_step(step.native, cache, cross, tokens, need_cross, need_self)
     B = tokens.shape[0]
     H, dh, pre_norm, scale = step.n_heads, step.head_dim, step.pre_norm, step.query_scale
     BH, D = B * H, H * dh

@@ -8,9 +8,9 @@ the embeddings, layer norms and attention stay float32, so attention weights are
 exactly as before and returned the same way.
 
 At batch 1 a decoding step is bound by reading the weights, so a quarter of the bytes makes the
-large products 2.5-9x faster (the 32000 x 512 output projection: 2.9 ms -> 0.3 ms). Logits move
-by about 2% (relative); greedy outputs of a trained model mostly stay the same. It is CPU-only
-and inference-only: a quantised model cannot be trained or saved.
+large products several times faster (benchmarks/RESULTS.md). Logits move a little; greedy outputs
+of a trained model mostly stay the same. It is CPU-only and inference-only: a quantised model
+cannot be trained or saved.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def quantize_int8(model: Transformer) -> Transformer:
     with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao
         warnings.simplefilter("ignore")
         with torch.no_grad():
-            weight = q.tgt_embed.weight if q.out_proj is None else q.out_proj.weight  # (V, D)
+            weight = q.output_weight  # (V, D)
             q.int8_output = _dynamic_linear(weight.detach(), q.logits_bias)
             for parent in list(q.modules()):
                 for name, child in list(parent.named_children()):

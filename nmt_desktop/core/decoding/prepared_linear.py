@@ -1,20 +1,22 @@
 """A linear layer's weights laid out once for fast inference on a few rows at a time.
 
 Decoding multiplies 1 (greedy) to a few dozen (beam, batches) rows by each weight matrix per step.
-For that shape the layout of the weights matters more than the arithmetic. Measured on this
-project's CPU, 1 thread, microseconds per product (`benchmarks/linear_layouts.py`):
+For that shape the layout of the weights matters more than the arithmetic (measured by
+`benchmarks/linear_layouts.py`, figures in benchmarks/RESULTS.md):
 
-* one row: `addmm` on a contiguous (in, out) copy is fastest with one thread (oneDNN costs ~12 us
-  per call), except for matrices far larger than the last-level cache, such as a 58k-word output
-  projection, where oneDNN's blocked layout wins at one row too (benchmarks/RESULTS.md, "OPUS-MT
-  architecture"); with several threads oneDNN splits a product of at least 2^19 weights over them and
-  MKL does not (2 threads, 1 x 512 -> 2048: 52 vs 72 us; 1 x 256 -> 8000: 77 vs 133 us);
-* two or more rows times a matrix of at least 2^17 weights: oneDNN's blocked weight format
-  (`mkldnn::_linear_pointwise`) is 1.1-2.4x faster than MKL's `addmm` (e.g. 8 x 256 -> 1024:
-  58 vs 87 us; 8 x 256 -> 8000: 322 vs 629 us), and applies the activation or adds the residual
-  in the same call. Its copy is made at the first such product (beam search, batches), so greedy
-  single-sentence decoding never holds it;
+* one row: `addmm` on a contiguous (in, out) copy is fastest with one thread (a oneDNN call has a
+  fixed cost), except for matrices far larger than the last-level cache, such as a 58k-word output
+  projection, where oneDNN's blocked layout wins at one row too; with several threads oneDNN splits
+  a large product over them and MKL does not;
+* two or more rows times a large enough matrix: oneDNN's blocked weight format
+  (`mkldnn::_linear_pointwise`) beats MKL's `addmm`, and applies the activation or adds the
+  residual in the same call. Its copy is made at the first such product (beam search, batches), so
+  greedy single-sentence decoding never holds it;
 * int8 models (core/decoding/int8.py) keep fbgemm's packed int8 weights and their own kernel.
+
+The rule is decided here only, once per layer, as `blocked_from_rows`: the row counts from which the
+blocked layout serves a product, on one thread and on several. The compiled step
+(native/decode_step.cpp) obeys the same numbers instead of repeating the rule.
 
 A `PreparedLinear` is a snapshot: it does not follow later changes of the layer's weights.
 """
@@ -44,6 +46,7 @@ _ONEDNN_ADD = _op("mkldnn", "_linear_pointwise", "binary")
 _ONEDNN_ACTIVATIONS = {"relu": ("relu", ""), "silu": ("swish", ""), "gelu": ("gelu", "none")}
 _ACTIVATIONS = {"relu": torch.relu_, "silu": lambda h: F.silu(h, inplace=True), "gelu": F.gelu}
 _BLOCKING_ROWS = 16  # the row count oneDNN's weight layout is chosen for; any count works with it
+NEVER = 1 << 62  # a row count no product reaches: the blocked layout is never used
 _ONEDNN_MIN_WEIGHTS = 1 << 17  # smaller matrices are faster through addmm at any row count
 _ONEDNN_THREADED_MIN_WEIGHTS = 1 << 19  # one row: oneDNN splits these over threads, MKL's addmm does not
 _ONEDNN_ONE_ROW_MIN_WEIGHTS = 1 << 23  # one row, any thread count: 32 MiB of float32, past the last-level cache
@@ -56,16 +59,12 @@ class PreparedLinear:
     bias: Tensor | None  # (out,); None for int8 (inside its packed params)
     weight_t: Tensor | None = None  # (in, out) contiguous
     int8: object | None = None  # fbgemm packed params of an int8 dynamic Linear
-    onednn_ok: bool = False  # CPU with oneDNN and a large enough matrix
-    threaded_ok: bool = False  # ... large enough for oneDNN to pay for one row when several threads run
-    one_row_ok: bool = False  # ... so large that oneDNN pays for one row on one thread too
+    blocked_from_rows: tuple[int, int] = (NEVER, NEVER)  # oneDNN's layout from this many rows (1 thread, several)
     _onednn: Tensor | None = None  # oneDNN blocked weight, made at the first product that uses it
 
     def _blocked(self, x: Tensor) -> Tensor | None:
         """The oneDNN weight when it serves x better than addmm, else None."""
-        if not self.onednn_ok:
-            return None
-        if x.shape[0] < 2 and not self.one_row_ok and not (self.threaded_ok and torch.get_num_threads() > 1):
+        if x.shape[0] < self.blocked_from_rows[torch.get_num_threads() > 1]:
             return None
         if self._onednn is None:
             with torch.no_grad():
@@ -123,8 +122,14 @@ def prepare_weight(weight: Tensor, bias: Tensor | None, scale: float = 1.0,
             weight[part] *= scale
             if bias is not None:
                 bias[part] *= scale
-        onednn_ok = weight.dtype == torch.float32 and weight.numel() >= _ONEDNN_MIN_WEIGHTS and \
-            onednn_available(weight.device)
-        return PreparedLinear(bias, weight.t().contiguous(), onednn_ok=onednn_ok,
-                              threaded_ok=onednn_ok and weight.numel() >= _ONEDNN_THREADED_MIN_WEIGHTS,
-                              one_row_ok=onednn_ok and weight.numel() >= _ONEDNN_ONE_ROW_MIN_WEIGHTS)
+        return PreparedLinear(bias, weight.t().contiguous(), blocked_from_rows=_blocked_from_rows(weight))
+
+
+def _blocked_from_rows(weight: Tensor) -> tuple[int, int]:
+    """From how many rows oneDNN's blocked layout serves products with `weight` (V, D): on one
+    thread and on several (see the module doc)."""
+    n = weight.numel()
+    if weight.dtype != torch.float32 or n < _ONEDNN_MIN_WEIGHTS or not onednn_available(weight.device):
+        return NEVER, NEVER
+    one_thread = 1 if n >= _ONEDNN_ONE_ROW_MIN_WEIGHTS else 2
+    return one_thread, 1 if n >= _ONEDNN_THREADED_MIN_WEIGHTS else one_thread

@@ -13,10 +13,9 @@ them like any other step (their real log-probs, alternatives and attention); the
 on freely. It is an argument, not a `DecodeConfig` field, because it belongs to one input while a
 DecodeConfig is a reusable set of options. The max length is raised to leave at least one free step.
 
-Where the compiled library is loaded (native_library.py) and the model runs on the CPU, the per-step
-tensor work (log-softmax, top-k, beam candidates, cache reorder) is one call each into
-native/search_ops.cpp; the Python functions here (`_step_logprobs`, `_beam_candidates`) are the
-reference and the fallback, and give the same tokens (tests/core/test_search_ops.py).
+The searches encode their sources and then talk only to a `StepBackend` (backend.py): it steps the
+decoder, picks tokens and reorders rows, wherever that runs. Interventions (head masks, mean
+ablation) are options of the reference backend (reference_backend.py), not of the searches.
 """
 
 from __future__ import annotations
@@ -28,9 +27,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from nmt_desktop.core.decoding.cache import KVCache
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.model.transformer import FastWeights, HeadOverride, Transformer
+from nmt_desktop.core.decoding.backend import DecoderState, StepBackend
+from nmt_desktop.core.decoding.backend_choice import choose_backend
+from nmt_desktop.core.decoding.selection import beam_candidates, chosen_and_alternatives, log_probs
+from nmt_desktop.core.model.transformer import Transformer
 
 
 @dataclass
@@ -73,29 +74,10 @@ def length_normalise(logprob: float, length: int, alpha: float) -> float:
     return logprob / (((5.0 + length) / 6.0) ** alpha) if alpha else logprob
 
 
-def _step_logprobs(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> Tensor:
-    """(R, V) logits -> float32 log-probabilities; <pad> is never generated (as in transformers'
-    Marian generation), </s> is suppressed before min_length."""
-    logprobs = torch.log_softmax(logits if logits.dtype == torch.float32 else logits.float(), dim=-1)
-    if pad_id != eos_id:
-        logprobs.select(1, pad_id).fill_(float("-inf"))
-    if index < cfg.min_length:
-        logprobs.select(1, eos_id).fill_(float("-inf"))
-    return logprobs
-
-
-def _masked_ids(index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> tuple[int, int]:
-    """The ids `_step_logprobs` sets to -inf, as the compiled kernels take them (-1: none)."""
+def masked_ids(index: int, cfg: DecodeConfig, eos_id: int, pad_id: int) -> tuple[int, int]:
+    """The ids never chosen at step `index` (-1: none): <pad> is never generated (as in transformers'
+    Marian generation), </s> not before min_length."""
     return pad_id if pad_id != eos_id else -1, eos_id if index < cfg.min_length else -1
-
-
-def _greedy_choice(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int
-                   ) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:
-    """The greedy pick from logits (R, V) by the compiled kernel: tokens (R,), their log-probs (R, 1)
-    and the top alternatives (R, k); what `greedy_or_sample` computes from `_step_logprobs`."""
-    k = max(1, min(cfg.alternatives, logits.shape[-1]))
-    top_lp, top_ids = torch.ops.nmt_desktop.top_logprobs(logits, k, *_masked_ids(index, cfg, eos_id, pad_id))
-    return top_ids[:, 0], top_lp[:, :1], top_ids.numpy(), top_lp.numpy()
 
 
 def _sample(logprobs: Tensor, cfg: DecodeConfig, generator: torch.Generator) -> Tensor:
@@ -114,21 +96,15 @@ def _sample(logprobs: Tensor, cfg: DecodeConfig, generator: torch.Generator) -> 
     return torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(logprobs.device)
 
 
-def _alternatives(logprobs: Tensor, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k token ids and log-probs per row: two (R, k) arrays."""
-    k = max(1, min(k, logprobs.shape[-1]))
-    top = torch.topk(logprobs, k, dim=-1)
-    return top.indices.cpu().numpy(), top.values.cpu().numpy().astype(np.float32)
+def _attn(attention: Tensor | None) -> np.ndarray | None:
+    """(R, L, H, S) attention of the newest position -> float32 numpy."""
+    return None if attention is None else attention.float().cpu().numpy()
 
 
-def _attn(out_attention: Tensor | None) -> np.ndarray | None:
-    """(R, L, H, 1, S) attention of the newest position -> (R, L, H, S) float32 numpy."""
-    return None if out_attention is None else out_attention[:, :, :, -1].float().cpu().numpy()
-
-
-def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source: int,
-             max_len: int, fast: FastWeights | None = None) -> tuple[KVCache, Tensor, np.ndarray | None]:
-    """Encode once, replicate each source `rows_per_source` times, and start the cache."""
+def _prepare(model: Transformer, backend: StepBackend, src: Tensor, cfg: DecodeConfig, rows_per_source: int,
+             max_len: int) -> tuple[DecoderState, Tensor, np.ndarray | None]:
+    """Encode once, replicate each source `rows_per_source` times, and start the backend's state;
+    returns it, the first tokens (B,) and the encoder self-attention when asked for."""
     enc = model.encode(src, need_weights=cfg.self_attention)
     enc_attn = None if enc.self_attention is None else enc.self_attention.float().cpu().numpy()
     if rows_per_source > 1:
@@ -136,9 +112,9 @@ def _prepare(model: Transformer, src: Tensor, cfg: DecodeConfig, rows_per_source
         enc.memory = enc.memory.index_select(0, idx)
         if enc.src_mask is not None:
             enc.src_mask = enc.src_mask.index_select(0, idx)
-    cache = model.start_cache(enc, capacity=max_len + 1, fast=fast)
-    start = torch.full((enc.memory.shape[0], 1), model.config.decoder_start_id, dtype=torch.long, device=src.device)
-    return cache, start, enc_attn
+    state = backend.start(enc, capacity=max_len + 1)
+    start = torch.full((enc.memory.shape[0],), model.config.decoder_start_id, dtype=torch.long, device=src.device)
+    return state, start, enc_attn
 
 
 def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig,
@@ -163,18 +139,17 @@ def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]
     return prefix
 
 
-def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
-                     head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
-                     head_override: HeadOverride | None = None,
-                     fast: FastWeights | None = None) -> Iterator[BatchStep]:
+def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix: Sequence[int] | None = None,
+                     backend: StepBackend | None = None) -> Iterator[BatchStep]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
     `prefix`: target ids forced on every row before the search goes on (see the module doc).
-    `fast`: the model's `fast_weights()` snapshot to reuse (made per search when None).
+    `backend`: where the steps run (backend_choice.choose_backend when None).
     Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
     """
-    eos = model.config.eos_id
+    eos, pad = model.config.eos_id, model.config.pad_id
+    backend = backend if backend is not None else choose_backend(model)
     prefix = _check_prefix(model, prefix)
     max_lens = max_target_lengths(model, src, cfg, prefix)
     max_len = max(max_lens)
@@ -184,20 +159,20 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
     else:
         generator.seed()
     with torch.inference_mode():
-        cache, prev, enc_attn = _prepare(model, src, cfg, 1, max_len, fast)
-    alive = list(range(src.shape[0]))  # batch rows still decoding, in cache order
-    compiled = cache.compiled  # the search kernels of native/search_ops.cpp apply
-    hm = head_mask
+        state, tokens, enc_attn = _prepare(model, backend, src, cfg, 1, max_len)
+    alive = list(range(src.shape[0]))  # batch rows still decoding, in state order
     for index in range(max_len):
         with torch.inference_mode():
-            out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
-                               head_mask=hm, head_override=head_override)
+            out = backend.step(state, tokens, cfg.attention, cfg.self_attention)
             forced = prefix[index] if index < len(prefix) else None
-            pad = model.config.pad_id
-            if compiled and forced is None and not cfg.sample:
-                tokens, chosen, alt_ids, alt_lp = _greedy_choice(out.logits[:, -1], index, cfg, eos, pad)
+            k = max(1, min(cfg.alternatives, out.logits.shape[-1]))
+            if forced is None and not cfg.sample:
+                tokens, chosen, alt_ids, alt_lp = backend.pick(out.logits, k, masked_ids(index, cfg, eos, pad))
             else:
-                tokens, chosen, alt_ids, alt_lp = _choice(out.logits[:, -1], index, cfg, eos, pad, forced, generator)
+                logprobs = log_probs(out.logits, masked_ids(index, cfg, eos, pad))  # (R, V)
+                tokens = _sample(logprobs, cfg, generator) if forced is None else \
+                    torch.full((logprobs.shape[0],), forced, dtype=torch.long, device=logprobs.device)  # (R,)
+                tokens, chosen, alt_ids, alt_lp = chosen_and_alternatives(logprobs, tokens, k, greedy=False)
             step = BatchStep(index, list(alive), tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
                              _attn(out.cross_attention), _attn(out.self_attention))
         yield step
@@ -209,30 +184,10 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig,
         if len(keep) < len(alive):
             keep_t = torch.tensor(keep, device=src.device)
             with torch.inference_mode():
-                cache.reorder(keep_t)
+                backend.reorder(state, keep_t)
             tokens = tokens.index_select(0, keep_t)
             alive = [alive[i] for i in keep]
-            if hm is not None and hm.dim() == 3:
-                hm = hm.index_select(0, keep_t)
-        prev = tokens[:, None]
     return enc_attn
-
-
-def _choice(logits: Tensor, index: int, cfg: DecodeConfig, eos_id: int, pad_id: int, forced: int | None,
-            generator: torch.Generator) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:
-    """The token of each row from logits (R, V): the forced one, a sample, or the greedy pick; returns
-    tokens (R,), their log-probs (R, 1) and the top alternatives (R, k)."""
-    logprobs = _step_logprobs(logits, index, cfg, eos_id, pad_id)  # (R, V)
-    if forced is not None:
-        tokens = torch.full((logprobs.shape[0],), forced, dtype=torch.long, device=logprobs.device)
-    elif cfg.sample:
-        tokens = _sample(logprobs, cfg, generator)  # (R,)
-    else:
-        tokens = logprobs.argmax(-1)  # (R,)
-    chosen = logprobs.gather(1, tokens[:, None])  # (R, 1)
-    if cfg.alternatives <= 1 and not cfg.sample and forced is None:
-        return tokens, chosen, tokens[:, None].cpu().numpy(), chosen.cpu().numpy()  # top-1 = the greedy choice
-    return (tokens, chosen, *_alternatives(logprobs, cfg.alternatives))
 
 
 def collect_greedy(steps: Iterator[BatchStep], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hyp]:
@@ -355,66 +310,39 @@ class BeamState:
         return np.stack([self.records[n.step].query_cross[n.query_row] for n in path], axis=2)
 
 
-def _beam_candidates(logprobs: Tensor, scores: Tensor, alternatives: int
-                     ) -> tuple[Tensor, Tensor, Tensor, np.ndarray, np.ndarray]:
-    """The best 2K expansions of each sentence and every row's top alternatives, from one top-k per row.
-
-    logprobs (B*K, V), scores (B, K) -> candidate scores, flat indices into K*V (beam * V + token)
-    and token log-probs, each (B, 2K), best first, and the alternatives as in `_alternatives`. A
-    sentence's best 2K expansions are among its beams' own best 2K tokens, so one top-k over (B*K, V)
-    replaces a top-k over (B, K*V) plus a second one for the alternatives.
-    """
-    B, K = scores.shape
-    V = logprobs.shape[-1]
-    n = min(2 * K, V)
-    k_alt = max(1, min(alternatives, V))
-    row_lp, row_ids = torch.topk(logprobs, max(n, k_alt), dim=-1)  # (B*K, m) each
-    cand = (scores.view(-1, 1) + row_lp[:, :n]).view(B, K * n)  # (B, K*n)
-    top_scores, pos = torch.topk(cand, min(2 * K, K * n), dim=-1)  # (B, 2K)
-    beam = torch.div(pos, n, rounding_mode="floor")  # (B, 2K) beam within the sentence
-    picked = row_ids[:, :n].reshape(B, K * n).gather(1, pos)  # (B, 2K) token ids
-    top_lps = row_lp[:, :n].reshape(B, K * n).gather(1, pos)  # (B, 2K) each candidate token's log-prob
-    return (top_scores, beam * V + picked, top_lps,
-            row_ids[:, :k_alt].cpu().numpy(), row_lp[:, :k_alt].cpu().numpy().astype(np.float32))
-
-
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
-                head_mask: Tensor | None = None, prefix: Sequence[int] | None = None,
-                head_override: HeadOverride | None = None, fast: FastWeights | None = None) -> Iterator[BatchStep]:
+                prefix: Sequence[int] | None = None, backend: StepBackend | None = None) -> Iterator[BatchStep]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
     so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s
     and `state.tree` every expansion. `prefix`: forced target ids (one live beam while forced).
-    `fast`: as in `greedy_or_sample`.
+    `backend`: as in `greedy_or_sample`.
     """
     B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
+    backend = backend if backend is not None else choose_backend(model)
     prefix = _check_prefix(model, prefix)
     max_lens = max_target_lengths(model, src, cfg, prefix)
     max_len = max(max_lens)
     with torch.inference_mode():
-        cache, prev, state.encoder_attention = _prepare(model, src, cfg, K, max_len, fast)
+        decoder, tokens, state.encoder_attention = _prepare(model, backend, src, cfg, K, max_len)
         scores = torch.full((B, K), float("-inf"), device=src.device)
         scores[:, 0] = 0.0  # only one live beam at the start, so no duplicates
-    hm = head_mask.repeat_interleave(K, 0) if head_mask is not None and head_mask.dim() == 3 else head_mask
     state.finished = [[] for _ in range(B)]
-    compiled = cache.compiled  # the search kernels of native/search_ops.cpp apply
     done = [False] * B
     row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
     for index in range(max_len):
         with torch.inference_mode():
-            out = model.decode(prev, cache=cache, need_cross=cfg.attention, need_self=cfg.self_attention,
-                               head_mask=hm, head_override=head_override)
+            out = backend.step(decoder, tokens, cfg.attention, cfg.self_attention)
             V = out.logits.shape[-1]
-            if compiled and index >= len(prefix):  # the same in one call (native/search_ops.cpp)
-                top_scores, top_idx, top_lps, alt_ids_t, alt_lp_t = torch.ops.nmt_desktop.beam_candidates(
-                    out.logits[:, -1], scores, max(1, min(cfg.alternatives, V)),
-                    *_masked_ids(index, cfg, eos, model.config.pad_id))
-                alt_ids, alt_lp = alt_ids_t.numpy(), alt_lp_t.numpy()
-            else:  # (a forced token's log-prob is read from `logprobs` below)
-                logprobs = _step_logprobs(out.logits[:, -1], index, cfg, eos, model.config.pad_id)  # (B*K, V)
-                top_scores, top_idx, top_lps, alt_ids, alt_lp = _beam_candidates(logprobs, scores, cfg.alternatives)
+            k_alt, masked = max(1, min(cfg.alternatives, V)), masked_ids(index, cfg, eos, model.config.pad_id)
+            if index >= len(prefix):
+                top_scores, top_idx, top_lps, alt_ids, alt_lp = backend.beam_candidates(out.logits, scores, k_alt,
+                                                                                        masked)
+            else:  # a forced token's log-prob is read from `logprobs` below
+                logprobs = log_probs(out.logits, masked)  # (B*K, V)
+                top_scores, top_idx, top_lps, alt_ids, alt_lp = beam_candidates(logprobs, scores, k_alt)
             cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
         top_scores_l, top_idx_l, top_lps_l = top_scores.tolist(), top_idx.tolist(), top_lps.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []
@@ -485,9 +413,9 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             break
         with torch.inference_mode():
             parent_t = torch.tensor(new_parents, device=src.device)
-            cache.reorder(parent_t, cross=False)
+            backend.reorder(decoder, parent_t, cross=False)
             scores = torch.tensor(new_scores, device=src.device).view(B, K)
-            prev = torch.tensor(new_tokens, device=src.device)[:, None]
+            tokens = torch.tensor(new_tokens, device=src.device)
     # Every sentence is done here: hypotheses alive at a sentence's max length were finalised as
     # cut off in the step that reached it.
     state.results = [_beam_hyps(state, b, cfg, eos) for b in range(B)]

@@ -2,7 +2,8 @@
 
 Decoder self-attention keys and values grow by one position per step (written into a buffer that
 doubles when full, so a step costs no copy of the past); cross-attention keys and values are
-computed once per source and only reordered. `reorder(indices)` follows beam search.
+computed once per source and only reordered. `reorder(indices)` follows beam search. Tensors only:
+how a step reads them is the decoding backend's business (core/decoding/backend.py).
 """
 
 from __future__ import annotations
@@ -30,10 +31,6 @@ class KVCache:
         self.layers = layers
         self.src_mask = src_mask  # (B, 1, 1, S) bool, or None when no source position is padding
         self.length = length
-        self.output = None  # the output projection prepared for decoding steps (prepared_linear.py)
-        self.linear: dict | None = None  # decoder nn.Linear -> PreparedLinear, likewise
-        self.fused = None  # the model's FusedStep (fused_step.py) when single-position steps may use it
-        self.fused_cross = None  # its cross-attention tensors for these rows, made at the first fused step
 
     @classmethod
     def create(cls, cross_kv: list[tuple[Tensor, Tensor]], src_mask: Tensor | None,
@@ -45,12 +42,6 @@ class KVCache:
             empty = k.new_empty(B, H, max(capacity, 1), dh)
             layers.append(LayerKV(empty, torch.empty_like(empty), k, v))
         return cls(layers, src_mask)
-
-    @property
-    def compiled(self) -> bool:
-        """Whether the compiled library's kernels apply to this cache (native/): the library is
-        loaded and the model runs on the CPU in float32 / int8 (its fused step has a compiled twin)."""
-        return self.fused is not None and self.fused.native is not None
 
     @property
     def batch_size(self) -> int:
@@ -89,21 +80,16 @@ class KVCache:
         `cross=False` skips the cross-attention tensors, valid when every row is replaced by a row
         of the same source (beams of one sentence share identical cross K/V).
         """
-        if self.compiled and indices.shape[0] <= self.layers[0].self_k.shape[0]:
-            # in place, only the filled positions of the rows that change (native/search_ops.cpp)
-            buffers = torch.ops.nmt_desktop.reorder_filled(
-                [b for kv in self.layers for b in (kv.self_k, kv.self_v)], indices, self.length)
-            for i, kv in enumerate(self.layers):
-                kv.self_k, kv.self_v = buffers[2 * i], buffers[2 * i + 1]
-        else:
-            for kv in self.layers:
-                kv.self_k = kv.self_k.index_select(0, indices)
-                kv.self_v = kv.self_v.index_select(0, indices)
+        for kv in self.layers:
+            kv.self_k = kv.self_k.index_select(0, indices)
+            kv.self_v = kv.self_v.index_select(0, indices)
         if cross:
-            for kv in self.layers:
-                kv.cross_k = kv.cross_k.index_select(0, indices)
-                kv.cross_v = kv.cross_v.index_select(0, indices)
-        if cross:
-            self.fused_cross = None
-        if cross and self.src_mask is not None:
+            self.reorder_cross(indices)
+
+    def reorder_cross(self, indices: Tensor) -> None:
+        """`reorder` of the cross-attention K/V and the source mask only."""
+        for kv in self.layers:
+            kv.cross_k = kv.cross_k.index_select(0, indices)
+            kv.cross_v = kv.cross_v.index_select(0, indices)
+        if self.src_mask is not None:
             self.src_mask = self.src_mask.index_select(0, indices)

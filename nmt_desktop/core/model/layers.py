@@ -72,19 +72,14 @@ def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights
     return probs @ v, (weights if need_weights else None)  # (B, H, T, dh), (B, H, T, S)
 
 
-def linear(layer: nn.Linear, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
-    """`layer(x)` for x (B, T, in); with `fast` (a search's {layer: PreparedLinear}, see
-    `Transformer.fast_weights`) through the layer's weights prepared for decoding steps.
-    rows: flat indices (N,) into B * T: only those positions are computed, the others are zeros
-    (training leaves the padding out this way)."""
-    B, T, _ = x.shape
-    if rows is not None:
-        y = layer(x.reshape(B * T, -1).index_select(0, rows))  # (N, out)
-        return y.new_zeros(B * T, y.shape[-1]).index_copy(0, rows, y).view(B, T, -1)
-    prepared = None if fast is None else fast.get(layer)
-    if prepared is None:
+def linear(layer: nn.Linear, x: Tensor, rows: Tensor | None = None) -> Tensor:
+    """`layer(x)` for x (B, T, in). rows: flat indices (N,) into B * T: only those positions are
+    computed, the others are zeros (training leaves the padding out this way)."""
+    if rows is None:
         return layer(x)
-    return prepared(x.reshape(B * T, -1)).view(B, T, -1)  # (B, T, out)
+    B, T, _ = x.shape
+    y = layer(x.reshape(B * T, -1).index_select(0, rows))  # (N, out)
+    return y.new_zeros(B * T, y.shape[-1]).index_copy(0, rows, y).view(B, T, -1)
 
 
 class MultiHeadAttention(nn.Module):
@@ -109,22 +104,21 @@ class MultiHeadAttention(nn.Module):
         x = x.view(B, T, n, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)  # (n, B, H, T, dh)
         return x.unbind(0)
 
-    def project_qkv(self, x: Tensor, fast: dict | None = None,
-                    rows: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    def project_qkv(self, x: Tensor, rows: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention projections of x (B, T, D): q, k, v each (B, H, T, dh); rows as in `linear`."""
-        return self._heads(linear(self.qkv_proj, x, fast, rows), 3)
+        return self._heads(linear(self.qkv_proj, x, rows), 3)
 
-    def project_q(self, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
-        return self._heads(linear(self.q_proj, x, fast, rows), 1)[0]  # (B, H, T, dh)
+    def project_q(self, x: Tensor, rows: Tensor | None = None) -> Tensor:
+        return self._heads(linear(self.q_proj, x, rows), 1)[0]  # (B, H, T, dh)
 
     def project_kv(self, memory: Tensor, rows: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Cross-attention keys and values of the encoder output (B, S, D): each (B, H, S, dh)."""
-        return self._heads(linear(self.kv_proj, memory, None, rows), 2)
+        return self._heads(linear(self.kv_proj, memory, rows), 2)
 
     def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                head_mask: Tensor | None = None, is_causal: bool = False,
                head_override: tuple[Tensor, Tensor] | None = None,
-               fast: dict | None = None, rows: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+               rows: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
         """Attention on projected heads, then the output projection.
 
         head_mask: (H,) or (B, H) multiplier on each head's context (0 switches a head off).
@@ -133,7 +127,7 @@ class MultiHeadAttention(nn.Module):
         (B, H, T, S) or None.
         """
         context, weights = self.attend_heads(q, k, v, mask, need_weights, head_mask, is_causal, head_override)
-        return self.merge_heads(context, fast, rows), weights
+        return self.merge_heads(context, rows), weights
 
     def attend_heads(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, need_weights: bool = False,
                      head_mask: Tensor | None = None, is_causal: bool = False,
@@ -149,10 +143,10 @@ class MultiHeadAttention(nn.Module):
             context = torch.where(use.to(torch.bool)[:, None, None], means.to(context.dtype)[:, None, :], context)
         return context, weights
 
-    def merge_heads(self, context: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
+    def merge_heads(self, context: Tensor, rows: Tensor | None = None) -> Tensor:
         """Per-head context (B, H, T, dh) -> output projection (B, T, D)."""
         B, H, T, dh = context.shape
-        return linear(self.out_proj, context.transpose(1, 2).reshape(B, T, H * dh), fast, rows)
+        return linear(self.out_proj, context.transpose(1, 2).reshape(B, T, H * dh), rows)
 
 
 class FeedForward(nn.Module):
@@ -165,7 +159,7 @@ class FeedForward(nn.Module):
         self.act = ACTIVATIONS[activation]
         self.dropout = dropout
 
-    def forward(self, x: Tensor, fast: dict | None = None, rows: Tensor | None = None) -> Tensor:
+    def forward(self, x: Tensor, rows: Tensor | None = None) -> Tensor:
         """x (B, T, D) -> (B, T, D). rows: flat indices (N,) into B * T of the positions to compute
         (training skips padding this way); the others get zeros."""
         if rows is not None:  # gather once for both products
@@ -173,10 +167,10 @@ class FeedForward(nn.Module):
             flat = x.reshape(B * T, D)
             y = self.forward(flat.index_select(0, rows)[None])[0]  # (N, D)
             return flat.new_zeros(B * T, D).index_copy(0, rows, y).view(B, T, D)
-        h = self.act(linear(self.fc1, x, fast))  # (B, T, F)
+        h = self.act(self.fc1(x))  # (B, T, F)
         if self.dropout > 0:
             h = F.dropout(h, self.dropout, self.training)
-        return linear(self.fc2, h, fast)  # (B, T, D)
+        return self.fc2(h)  # (B, T, D)
 
 
 class Residual(nn.Module):

@@ -14,20 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from nmt_desktop.core.decoding.cache import KVCache
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.decoding.fused_step import FusedStep, fused_step, prepare_fused_step
+from nmt_desktop.core.model.cache import KVCache
 from nmt_desktop.core.model.layers import FeedForward, MultiHeadAttention, Residual, causal_mask, sinusoidal_positions
-from nmt_desktop.core.decoding.prepared_linear import PreparedLinear, prepare_linear
-
-
-@dataclass
-class FastWeights:
-    """Weights laid out for decoding steps (see `Transformer.fast_weights`); a snapshot."""
-
-    output: PreparedLinear  # the output projection (logits bias included)
-    linear: dict  # {decoder nn.Linear: PreparedLinear} for the module path
-    step: FusedStep | None  # the fused single-position step (fused_step.py); None: module path only
 
 
 @dataclass
@@ -96,24 +85,23 @@ class DecoderLayer(nn.Module):
         cross-attention context (B, H, t, dh) after head_mask / head_override.
         """
         t = x.shape[1]
-        fast = None if cache is None else cache.linear  # prepared weights for decoding steps
-        q, k, v = self.self_attn.project_qkv(self.self_res.before(x), fast, rows)  # (B, H, t, dh) each
+        q, k, v = self.self_attn.project_qkv(self.self_res.before(x), rows)  # (B, H, t, dh) each
         past = 0
         if cache is not None:
             past = cache.length
             k, v = cache.append(index, k, v)  # (B, H, past + t, dh)
         if past == 0 and not need_self:
-            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1, fast=fast, rows=rows)
+            out, self_w = self.self_attn.attend(q, k, v, None, False, is_causal=t > 1, rows=rows)
         else:
             mask = causal_mask(t, past + t, x.device)
-            out, self_w = self.self_attn.attend(q, k, v, mask, need_self, fast=fast, rows=rows)
+            out, self_w = self.self_attn.attend(q, k, v, mask, need_self, rows=rows)
         x = self.self_res.after(x, out)
 
-        q = self.cross_attn.project_q(self.cross_res.before(x), fast, rows)  # (B, H, t, dh)
+        q = self.cross_attn.project_q(self.cross_res.before(x), rows)  # (B, H, t, dh)
         context, cross_w = self.cross_attn.attend_heads(q, *cross_kv, src_mask, need_cross, head_mask,
                                                         head_override=head_override)  # (B, H, t, dh)
-        x = self.cross_res.after(x, self.cross_attn.merge_heads(context, fast, rows))  # (B, t, D)
-        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), fast, rows))
+        x = self.cross_res.after(x, self.cross_attn.merge_heads(context, rows))  # (B, t, D)
+        x = self.ffn_res.after(x, self.ffn(self.ffn_res.before(x), rows))
         return x, cross_w, self_w, (context if need_context else None)
 
 
@@ -173,35 +161,10 @@ class Transformer(nn.Module):
         self_attention = torch.stack(weights, dim=1) if need_weights else None  # (B, L, H, S, S)
         return EncoderOutput(x, mask, self_attention)
 
-    def start_cache(self, enc: EncoderOutput, capacity: int = 64, fast: "FastWeights | None" = None) -> KVCache:
-        """A cache holding each decoder layer's cross-attention K/V of this source.
-
-        Outside autograd it also holds the decoder's weights laid out for decoding steps (see
-        `fast_weights`): `fast` when given (a `Translator`'s snapshot), else made now, so that they
-        can never go stale when weights change between searches.
-        """
+    def start_cache(self, enc: EncoderOutput, capacity: int = 64) -> KVCache:
+        """A cache holding each decoder layer's cross-attention K/V of this source."""
         cross_kv = [layer.cross_attn.project_kv(enc.memory) for layer in self.decoder_layers]
-        cache = KVCache.create(cross_kv, enc.src_mask, capacity)
-        if not torch.is_grad_enabled():
-            fast = fast if fast is not None else self.fast_weights()
-            cache.output, cache.linear = fast.output, fast.linear
-            cache.fused = None if self.training else fast.step
-        return cache
-
-    def fast_weights(self) -> FastWeights:
-        """Weights laid out for decoding steps (prepared_linear.py): the fused single-position step
-        (`FusedStep`), the output projection and {decoder nn.Linear: PreparedLinear} for the module
-        path, which shares the fused step's copies except the query projections (their copies there
-        have the query scale folded in). A snapshot: it does not follow later changes of the weights."""
-        with torch.no_grad():
-            step = prepare_fused_step(self)
-            linear = {}
-            for layer, fused in zip(self.decoder_layers, step.layers):
-                linear.update({layer.self_attn.out_proj: fused.self_out, layer.cross_attn.out_proj: fused.cross_out,
-                               layer.ffn.fc1: fused.fc1, layer.ffn.fc2: fused.fc2,
-                               layer.self_attn.qkv_proj: prepare_linear(layer.self_attn.qkv_proj),
-                               layer.cross_attn.q_proj: prepare_linear(layer.cross_attn.q_proj)})
-        return FastWeights(step.output, linear, step)
+        return KVCache.create(cross_kv, enc.src_mask, capacity)
 
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
@@ -218,14 +181,6 @@ class Transformer(nn.Module):
         and on the non-padding source positions (training skips right padding this way: no real
         position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
         """
-        if cache is not None and cache.fused is not None and tgt.shape[1] == 1 and rows is None and \
-                not need_context and head_mask is None and head_override is None:
-            if cache.length >= self.config.max_positions:
-                raise ValueError(f"sequence of {cache.length + 1} tokens exceeds the model's max_positions "
-                                 f"({self.config.max_positions})")
-            logits, cross_w, self_w = fused_step(cache.fused, cache, tgt[:, 0], need_cross, need_self)  # (B, V), ...
-            return DecoderOutput(logits[:, None], None if cross_w is None else cross_w[:, :, :, None],
-                                 None if self_w is None else self_w[:, :, :, None])  # (B, L, H, 1, S / length)
         if cache is None:
             if enc is None:
                 raise ValueError("decode needs the encoder output or a cache")
@@ -253,7 +208,7 @@ class Transformer(nn.Module):
             x = self.decoder_norm(x)
         if flat is not None:
             x = x.reshape(-1, x.shape[-1]).index_select(0, flat)  # (N, D)
-        logits = self.project(x, None if cache is None else cache.output)  # (B, t, V) or (N, V)
+        logits = self.project(x)  # (B, t, V) or (N, V)
         return DecoderOutput(
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
@@ -261,15 +216,16 @@ class Transformer(nn.Module):
             torch.stack(contexts, dim=1) if need_context else None,  # (B, L, H, t, dh)
         )
 
-    def project(self, x: Tensor, output: PreparedLinear | None = None) -> Tensor:
-        """Decoder states (B, T, D) -> logits (B, T, V); `output`: the projection prepared for
-        decoding steps (see `fast_weights`)."""
+    @property
+    def output_weight(self) -> Tensor:
+        """The output projection's float weight (V, D): the target embedding when tied."""
+        return self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight
+
+    def project(self, x: Tensor) -> Tensor:
+        """Decoder states (B, T, D) -> logits (B, T, V)."""
         if self.int8_output is not None:
             return self.int8_output(x)
-        if output is not None:
-            return output(x.reshape(-1, x.shape[-1])).view(*x.shape[:-1], -1)
-        weight = self.tgt_embed.weight if self.out_proj is None else self.out_proj.weight  # (V, D)
-        return F.linear(x, weight, self.logits_bias)
+        return F.linear(x, self.output_weight, self.logits_bias)
 
     def forward(self, src: Tensor, tgt_in: Tensor, rows: Tensor | None = None) -> Tensor:
         """Teacher-forced logits (B, T, V) for source (B, S) and right-padded decoder input (B, T);

@@ -1,4 +1,4 @@
-// The decoder's single-position step (core/fused_step.py) in C++ over the same prepared tensors.
+// The decoder's single-position step (core/decoding/fused_step.py) in C++ over the same prepared tensors.
 //
 // The Python fused step costs ~30 tensor operations per layer, each a few microseconds of
 // interpreter and binding overhead before the kernel runs; at batch 1 on a small model (and always
@@ -7,8 +7,8 @@
 // dispatches them) and everything between them (embedding, both attentions for the one new
 // position, residual adds, layer norms) is the hand-written loops of one_query.h over buffers
 // allocated once per step. Results equal the Python step's to float rounding (tests/core/
-// test_native_step.py). Built by core/native_library.py, used through core/native_step.py;
-// without it the Python fused step runs.
+// test_backends.py). Built by core/decoding/native_library.py, used by the compiled backend
+// (core/decoding/compiled_step.py); without it the Python backend runs.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/quantized/PackedParams.h>
@@ -45,21 +45,21 @@ auto& onednn_reorder() {
 
 constexpr int64_t kBlockingRows = 16;  // as prepared_linear._BLOCKING_ROWS
 
-// One projection, dispatched as PreparedLinear does (prepared_linear.py).
+// One projection, dispatched as PreparedLinear does (prepared_linear.py decides when oneDNN's blocked
+// layout serves a product; this code only obeys its row counts).
 struct Linear {
   Tensor weight_t;  // (in, out) float; undefined for int8
   Tensor bias;      // (out,) or undefined
   PackedPtr packed;  // fbgemm int8 weights, or null
-  bool onednn_ok = false;  // large enough for oneDNN's blocked layout at 2+ rows
-  bool threaded_ok = false;  // ... and at one row when several threads run
-  bool one_row_ok = false;  // ... and at one row on any thread count (matrices larger than the cache)
+  int64_t blocked_from_rows = 0;  // oneDNN's layout from this many rows on one thread
+  int64_t blocked_from_rows_threaded = 0;  // ... and when several threads run
   Tensor blocked;  // oneDNN layout, made at the first product that uses it
 
   OptTensor opt_bias() const { return bias.defined() ? OptTensor(bias) : std::nullopt; }
 
   const Tensor* use_blocked(const Tensor& x, std::mutex& lock) {
-    if (packed || !onednn_ok) return nullptr;
-    if (x.size(0) < 2 && !one_row_ok && !(threaded_ok && at::get_num_threads() > 1)) return nullptr;
+    if (packed) return nullptr;
+    if (x.size(0) < (at::get_num_threads() > 1 ? blocked_from_rows_threaded : blocked_from_rows)) return nullptr;
     std::lock_guard<std::mutex> guard(lock);  // two searches may share one step
     if (!blocked.defined()) blocked = onednn_reorder().call(weight_t.t(), kBlockingRows);
     return &blocked;
@@ -110,13 +110,12 @@ struct DecodeStep : torch::CustomClassHolder {
                 "unknown activation ", this->activation);
   }
 
-  void add_linear(Tensor weight_t, OptTensor bias, bool onednn_ok, bool threaded_ok, bool one_row_ok) {
+  void add_linear(Tensor weight_t, OptTensor bias, int64_t blocked_from_rows, int64_t blocked_from_rows_threaded) {
     Linear linear;
     linear.weight_t = std::move(weight_t);
     linear.bias = bias.value_or(Tensor());
-    linear.onednn_ok = onednn_ok;
-    linear.threaded_ok = threaded_ok;
-    linear.one_row_ok = one_row_ok;
+    linear.blocked_from_rows = blocked_from_rows;
+    linear.blocked_from_rows_threaded = blocked_from_rows_threaded;
     linears.push_back(std::move(linear));
   }
 

@@ -1,4 +1,4 @@
-// The per-step tensor work of the searches (core/search.py) as single calls: the best tokens of each
+// The per-step tensor work of the searches (core/decoding/search.py) as single calls: the best tokens of each
 // row by log-probability, beam search's 2K best expansions per sentence, and the reordering of the
 // self-attention cache to the surviving rows.
 //
@@ -8,7 +8,7 @@
 // hold a new entry are looked at element by element), and only the k winners are turned into
 // log-probabilities (logit - logsumexp of the row); the full (R, V) log-softmax is never written.
 // The cache reorder moves the filled positions of the rows that change, in place. Results equal
-// the Python code in search.py to float rounding (tests/core/test_search_ops.py); among equal
+// the Python code in selection.py to float rounding (tests/core/test_backends.py); among equal
 // values the lower index ranks first.
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -75,7 +75,7 @@ static ONE_QUERY_CLONES float logsumexp(const float* row, int64_t V) {
 }
 
 // Each row's k best tokens by log-probability, with `pad_id` and `eos_id` (-1: none) never chosen
-// (search._step_logprobs sets them to -inf): logits (R, V) -> log-probs and ids (R, k), descending.
+// (selection.step_logprobs sets them to -inf): logits (R, V) -> log-probs and ids (R, k), descending.
 std::tuple<Tensor, Tensor> top_logprobs(const Tensor& logits, int64_t k, int64_t pad_id, int64_t eos_id) {
   TORCH_CHECK(logits.dim() == 2 && logits.device().is_cpu(), "top_logprobs: logits must be (R, V) on the CPU");
   const Tensor x = logits.to(at::kFloat).contiguous();
@@ -93,7 +93,7 @@ std::tuple<Tensor, Tensor> top_logprobs(const Tensor& logits, int64_t k, int64_t
   return {values, indices};
 }
 
-// search._beam_candidates from logits (B*K, V) and the beam scores (B, K), with the masks of
+// selection.beam_candidates from logits (B*K, V) and the beam scores (B, K), with the masks of
 // `top_logprobs`: the best min(2K, K*n) expansions of each sentence, best first, as scores, flat
 // indices beam * V + token and token log-probs (B, 2K), and each row's best k_alt tokens' ids and
 // log-probs (B*K, k_alt); n = min(2K, V) candidates per row, as in the Python function.
