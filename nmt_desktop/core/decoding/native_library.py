@@ -1,14 +1,14 @@
-"""Build and load the compiled library: the decoding step (native/decode_step.cpp with one_query.h;
-used by core/decoding/native_step.py) and the search kernels (native/search_ops.cpp; used by core/decoding/search.py
-and core/decoding/cache.py).
+"""Build and load the compiled library of the compiled backend (compiled_backend.py): the decoding step
+(native/decode_step.cpp with one_query.h; run by compiled_step.py) and the search kernels
+(native/search_ops.cpp: token choice and cache reorder).
 
 The library is compiled against the installed torch with the system's C++ compiler (`g++`, or
 `$CXX`) by `python -m nmt_desktop.core.decoding.native_library`, which `.ci/setup.sh` runs. Its file name
 carries a hash of the sources and the torch version, so a changed source or another torch is never
 loaded by mistake; it is written next to the source (editable installs, the packaged app) or, where
 that folder is read-only, to the user's cache folder. Without a library, or with
-`NMT_DESKTOP_NATIVE=0`, decoding uses the Python fused step and search code: the same float32
-results, slower on small models.
+`NMT_DESKTOP_NATIVE=0`, decoding uses the Python backend: the same float32 results, slower on
+small models.
 """
 
 from __future__ import annotations
