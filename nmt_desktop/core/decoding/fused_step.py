@@ -139,10 +139,9 @@ def _residual(y: Tensor, norm: FusedNorm, pre_norm: bool) -> Tensor:
 
 def fused_step(step: FusedStep, cache: KVCache, cross: CrossState, tokens: Tensor, need_cross: bool,
                need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
-    """Decode one new position per row (`cross`: the cache's `cross_state`): tokens (B,) -> logits (B, V),
-    with need_cross the
-    cross-attention weights (B, L, H, S) and with need_self the self-attention weights
-    (B, L, H, length + 1) of this position. Appends to and advances the cache.
+    """Decode one new position per row (`cross`: the cache's `cross_state`): tokens (B,) -> logits
+    (B, V), with need_cross the cross-attention weights (B, L, H, S) and with need_self the
+    self-attention weights (B, L, H, length + 1) of this position. Appends to and advances the cache.
 
     Attention runs as `bmm` on (B*H, ...) views; every line is one or two tensor operations, as
     the per-operation cost is what a small model's step is made of.
