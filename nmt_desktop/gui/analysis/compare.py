@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QS
 
 from nmt_desktop.core.config import DecodeConfig
 
-from ..attention_view import FocusView
+from ..focus_view import FocusView
 from .job import JobView
 
 if TYPE_CHECKING:

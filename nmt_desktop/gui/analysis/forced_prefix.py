@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBo
 
 from nmt_desktop.core.config import DecodeConfig
 
-from ..attention_view import FocusView
+from ..focus_view import FocusView
 from .alignment import layer_choice, layer_items
 from .job import JobView
 from .tokens import token_diff, tokens_html

@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from ..attention_view import FocusView
+from ..focus_view import FocusView
 
 PLOTS = {  # key: (plot, legend name, colour)
     "train_loss": ("loss", "train loss", "#4f46e5"),
