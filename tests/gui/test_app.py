@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -158,10 +159,16 @@ def test_stop_cancels_and_a_new_translation_works(qtbot, window) -> None:
     panel.options.max_len_b.setValue(250)
     finished: list[int] = []
     panel.translationFinished.connect(finished.append)
+
+    def slow_steps(*_) -> None:  # runs in the worker thread: decoding outlasts the click below on any machine
+        time.sleep(0.02)
+
+    panel.worker.step.connect(slow_steps, Qt.DirectConnection)
     request = panel.translate("red cat runs big dog sleeps")
     assert panel.stop_button.isEnabled() and panel.running
     qtbot.waitUntil(lambda: bool(panel.sentences) and len(panel.sentences[0].steps) >= 3, timeout=TIMEOUT_MS)
     qtbot.mouseClick(panel.stop_button, Qt.LeftButton)
+    panel.worker.step.disconnect(slow_steps)
     assert not panel.running and not panel.stop_button.isEnabled() and panel.translate_button.isEnabled()
     shown = len(panel.sentences[0].steps)
     qtbot.waitUntil(lambda: not panel.worker.busy, timeout=TIMEOUT_MS)
