@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from nmt_desktop.core.hub.client import OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline, license_of, probe_reachable
+from nmt_desktop.core.hub.client import (OPUS_MT_AUTHOR, HubUnreachableError, explain, hub_api, hub_offline, license_of,
+                                        probe_reachable)
 from nmt_desktop.core.hub.files import download_size
 
 __all__ = ["HubModel", "SearchResult", "language_name", "parse_opus_repo", "search_models", "codes_for"]

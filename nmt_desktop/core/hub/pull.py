@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nmt_desktop.core.hub.catalogue import parse_opus_repo
-from nmt_desktop.core.hub.client import (OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint, hub_offline,
-                         license_of)
+from nmt_desktop.core.hub.client import (OPUS_MT_AUTHOR, HubError, HubUnreachableError, explain, hub_api, hub_endpoint,
+                                        hub_offline, license_of)
 from nmt_desktop.core.hub.files import REQUIRED_FILES, WEIGHT_FILES, wanted_files
 from nmt_desktop.core.locations import user_data_dir, user_models_dir
 
