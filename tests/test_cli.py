@@ -175,16 +175,17 @@ def test_json_beam_nbest_and_attention_out(model: str, model_config: dict, tmp_p
     assert len(objs) == 4
     layers, heads = model_config["decoder_layers"], model_config["n_heads"]
     for obj in objs:
-        assert {"translation", "source_tokens", "target_tokens", "score", "nbest", "attention"} <= set(obj)
+        assert {"translation", "source_tokens", "target_tokens", "score", "nbest"} <= set(obj)
+        assert "attention" not in obj  # each array once: the best hypothesis' attention is in nbest[0]
     empty = objs.pop(2)
-    assert empty["translation"] == "" and empty["attention"] is None
+    assert empty["translation"] == "" and empty["nbest"][0]["attention"] is None
 
     plain = stdout_lines(run_cli("translate", "-m", model, "--beam", "3", "--nbest", "3", *INPUTS))
     assert plain == [obj["translation"] for obj in objs]  # plain output is the best hypothesis
 
     for obj in objs:
         S, T = len(obj["source_tokens"]), len(obj["target_tokens"])
-        attn = np.array(obj["attention"])
+        attn = np.array(obj["nbest"][0]["attention"])
         assert attn.shape == (layers, heads, T, S)
         np.testing.assert_allclose(attn.sum(-1), 1.0, atol=1e-3)
         assert obj["source_tokens"][-1] == "</s>"
@@ -202,7 +203,7 @@ def test_json_beam_nbest_and_attention_out(model: str, model_config: dict, tmp_p
                                          for k in ("attention", "source_tokens", "target_tokens"))
         for i, obj in zip([0, 1, 3], objs):
             assert z[f"attention_{i}"].dtype == np.float32
-            np.testing.assert_allclose(z[f"attention_{i}"], np.array(obj["attention"]), atol=1e-5)
+            np.testing.assert_allclose(z[f"attention_{i}"], np.array(obj["nbest"][0]["attention"]), atol=1e-5)
             assert z[f"source_tokens_{i}"].dtype.kind == "U"
             assert z[f"source_tokens_{i}"].tolist() == obj["source_tokens"]
             assert z[f"target_tokens_{i}"].tolist() == obj["target_tokens"]

@@ -34,7 +34,7 @@ def test_pull_then_translate_by_name_gives_every_head(hub, env, marian_repo):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     config = json.loads(marian_repo.files["config.json"])
-    attention = data["attention"]  # (layers, heads, target, source)
+    attention = data["nbest"][0]["attention"]  # (layers, heads, target, source)
     assert len(attention) == config["decoder_layers"]
     assert all(len(layer) == config["decoder_attention_heads"] for layer in attention)
     assert len(attention[0][0]) == len(data["target_tokens"])

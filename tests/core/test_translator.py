@@ -75,7 +75,8 @@ def check_translation_formats(tr, translation, cfg):
         assert translation.encoder_attention.shape == (tr.config.encoder_layers, H, S, S)
         np.testing.assert_allclose(translation.encoder_attention.sum(-1), 1.0, atol=ATOL)
     js = translation.to_json()
-    att = np.asarray(js["attention"])
+    assert "attention" not in js  # the best hypothesis' attention is only in nbest[0]
+    att = np.asarray(js["nbest"][0]["attention"])
     assert att.shape == translation.attention.shape
     assert js["target_tokens"] == translation.target_tokens and len(js["nbest"]) == cfg.nbest
 
@@ -204,7 +205,7 @@ def test_without_attention(tiny_translator):
     cfg = DecodeConfig(attention=False, beam_size=2, nbest=2)
     t = tiny_translator.translate("red cat", cfg)
     assert all(h.attention is None for h in t.nbest)
-    assert t.to_json()["attention"] is None
+    assert all(h["attention"] is None for h in t.to_json()["nbest"])
     steps = list(tiny_translator.stream("red cat", DecodeConfig(attention=False)))
     assert steps and all(s.cross_attention is None for s in steps)
 

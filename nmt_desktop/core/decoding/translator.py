@@ -144,7 +144,8 @@ class Translation:
         return self.best.attention
 
     def to_json(self, attention: bool = True) -> dict[str, Any]:
-        """The CLI's `--json` object: attention as nested lists [layers][heads][target][source]."""
+        """The CLI's `--json` object. Each array appears once: the top level holds the best hypothesis'
+        scalar and token shortcuts, its attention ([layers][heads][target][source]) is only in `nbest[0]`."""
         out: dict[str, Any] = {
             "source": self.source,
             "translation": self.text,
@@ -153,8 +154,6 @@ class Translation:
             "score": round(self.score, 6),
             "nbest": [h.to_json(attention) for h in self.nbest],
         }
-        if attention:
-            out["attention"] = None if self.attention is None else np.round(self.attention.astype(np.float64), 5).tolist()
         if self.segments:
             out["segments"] = [s.to_json(attention) for s in self.segments]
         return out
