@@ -59,6 +59,7 @@ class TrainForm(QWidget):
         self.model_path: str | None = None
         self.model_name = ""
         self.model_langs = ("", "")
+        self._prefilled = ("", "")  # the direction the form last put in from the model (not typed)
         self._base = TrainConfig()  # fields the form does not show (kept from a loaded TOML)
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 6, 0)
@@ -325,7 +326,20 @@ class TrainForm(QWidget):
             self.model_name = info.name
             self.model_langs = (info.src_lang or "", info.tgt_lang or "")
             self.model_label.setText(f"{info.name}{' (' + info.languages + ')' if info.languages else ''}")
+        if self.finetune_radio.isChecked():
+            self._prefill_direction()
         self.update_command()
+
+    def _prefill_direction(self) -> None:
+        """Fine-tuning the loaded model: its languages in the Direction fields, unless the user typed others."""
+        prefilled = []
+        for edit, lang, before in zip((self.src_lang, self.tgt_lang), self.model_langs, self._prefilled):
+            text = edit.text().strip()
+            if lang and text in ("", before):
+                edit.setText(lang)
+                text = before = lang
+            prefilled.append(before if text == before else "")
+        self._prefilled = (prefilled[0], prefilled[1])
 
     def _set_mode(self, scratch: bool) -> None:
         for w in (self.finetune_radio, self.scratch_radio):
@@ -338,6 +352,8 @@ class TrainForm(QWidget):
         self.vocab_size.setEnabled(scratch)
         self.dropout.setSpecialValueText("preset default (0.1)" if scratch else "the model's own")
         self.apply_defaults(scratch)
+        if not scratch:
+            self._prefill_direction()
 
     def apply_defaults(self, scratch: bool) -> None:
         """Put the mode's default hyper-parameters in the form."""

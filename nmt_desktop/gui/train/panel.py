@@ -25,6 +25,7 @@ from nmt_desktop.core.locations import user_runs_dir
 from ..devices import Device, detect_devices
 from ..formatting import format_eta
 from .controller import TrainController, emit_safely
+from .eta import EtaEstimator
 from .form import TrainForm
 from .plots import LivePlots, ProbeView
 from .process import TrainProcess, command_lines
@@ -47,6 +48,7 @@ class TrainPanel(QWidget):
     def __init__(self, parent: QWidget | None = None, devices: list[Device] | None = None):
         super().__init__(parent)
         self.error_text = ""
+        self.eta = EtaEstimator()
         self.ask: Callable[[str, str], bool] = self._ask_dialog  # tests replace this
         self.controller = TrainController(self)
         self.controller.process.logLine.connect(self._append_log)
@@ -296,12 +298,14 @@ class TrainPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("starting…")
         self.eta_label.setText("")
+        self.eta.reset()
 
     def _on_event(self, ev: dict) -> None:
         kind = ev.get("event")
         step = self.last_step
         plots = self.plots
         if kind == "start":
+            self.eta.restart()
             total = self.controller.total_steps
             self.progress.setRange(0, int(total or 0) or 0)
             self.progress.setFormat("%v / %m steps" if total else "step %v")
@@ -318,8 +322,9 @@ class TrainPanel(QWidget):
             if total:
                 self.progress.setRange(0, int(total))
             self.progress.setValue(step)
+            eta = self.eta.update(step, ev.get("elapsed_s"), total, ev.get("eta_s"))
             self.eta_label.setText(f"epoch {ev.get('epoch', 0) + 1} · loss {ev.get('loss', 0):.3f} · "
-                                   f"ETA {format_eta(ev.get('eta_s'))}")
+                                   f"ETA {format_eta(eta)}")
         elif kind == "eval":
             plots.add_point("dev_loss", step, ev.get("dev_loss"))
             plots.add_point("bleu", step, ev.get("bleu"))

@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from ..focus_view import FocusView
 
@@ -40,7 +42,7 @@ class LivePlots(QWidget):
             w.setLabel("bottom", "step")
             w.setMenuEnabled(False)
             if key in ("loss", "quality"):
-                w.addLegend(offset=(-10, 10), labelTextColor="#374151")
+                _legend_above(w.getPlotItem())
             for axis in ("left", "bottom"):
                 w.getAxis(axis).setTextPen("#374151")
             self.plots[key] = w
@@ -68,6 +70,18 @@ class LivePlots(QWidget):
         xs.append(float(step))
         ys.append(float(value))
         self.curves[key].setData(np.asarray(xs), np.asarray(ys))
+
+
+def _legend_above(item: pg.PlotItem) -> pg.LegendItem:
+    """A one-row legend between the title and the data (the unused top-axis row), so it never covers a curve;
+    the curves plotted with a `name` join it."""
+    legend = pg.LegendItem(colCount=4, labelTextColor="#374151", verSpacing=-6, horSpacing=18)
+    item.layout.removeItem(item.getAxis("top"))  # hidden in these plots; its cell holds the legend
+    item.layout.addItem(legend, 1, 1)
+    legend.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)  # its own width, at the right
+    item.layout.setAlignment(legend, Qt.AlignRight | Qt.AlignVCenter)
+    item.legend = legend
+    return legend
 
 
 class ProbeView(QGroupBox):
