@@ -127,6 +127,27 @@ def test_resolve_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_model("de-en") == Path("de-en")
 
 
+def test_resolve_model_path_opens_a_run_folders_best_else_last(tiny_trained, tmp_path: Path) -> None:
+    from tiny_models import tiny_run_folder
+
+    from nmt_desktop.core.locations import RunWithoutModelError, resolve_model_path
+
+    run = tiny_run_folder(tmp_path / "run", *tiny_trained)
+    said: list[str] = []
+    assert resolve_model_path(str(run), say=said.append) == run / "best"
+    assert said == [f"using {run / 'best'} (the run's best model)"]
+    assert resolve_model_path(str(run / "best"), say=said.append) == run / "best"  # a model folder as is
+    assert len(said) == 1
+    (run / "best" / "config.json").unlink()  # best/ cut short: the last checkpoint is opened
+    assert resolve_model_path(str(run), say=said.append) == run / "last"
+    assert said[-1] == f"using {run / 'last'} (the run's last checkpoint)"
+    (run / "last" / "config.json").unlink()
+    with pytest.raises(RunWithoutModelError, match="has no complete model yet"):
+        resolve_model_path(str(run))
+    with pytest.raises(CLIError, match=r"^training run '.*run' has no complete model yet"):
+        resolve_model(str(run))
+
+
 # --- translate ---------------------------------------------------------------------------------
 
 INPUTS = ["red cat runs", "big dog", "the sun and the moon"]
@@ -256,6 +277,24 @@ def test_info_text_and_json(model: str, model_config: dict, tiny_model_dir: Path
 def test_missing_model_exits_1(tmp_path: Path) -> None:
     line = assert_one_error_line(run_cli("translate", "-m", str(tmp_path / "no-such-model"), "x"), 1)
     assert "no-such-model" in line and "not found" in line
+
+
+def test_run_folder_opens_its_best_model(tiny_trained, tmp_path: Path) -> None:
+    from tiny_models import perturbed_model, tiny_run_folder
+
+    model, tokenizers = tiny_trained
+    run = tiny_run_folder(tmp_path / "run", model, tokenizers, last_model=perturbed_model(model.config))
+    proc = run_cli("translate", "-m", str(run), INPUTS[0])
+    assert proc.returncode == 0, proc.stderr
+    assert stdout_lines(proc) == ["rot katze rennt"]  # best/ (the trained model), not last/ (perturbed)
+    assert stderr_lines(proc) == [f"using {run / 'best'} (the run's best model)"]
+
+    empty = tmp_path / "empty-run"
+    empty.mkdir()
+    (empty / "train_config.toml").write_text("steps = 10\n", encoding="utf-8")
+    line = assert_one_error_line(run_cli("info", "-m", str(empty)), 1)
+    assert line == (f"nmt-desktop: error: training run '{empty}' has no complete model yet (neither best/ nor "
+                    "last/ holds one): open it again after its first evaluation or checkpoint")
 
 
 def test_corrupted_model_exits_1_and_debug_shows_traceback(tiny_model_dir: Path, tmp_path: Path) -> None:

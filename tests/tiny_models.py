@@ -103,3 +103,16 @@ def write_tsv(path, pairs):
     """Write (source, target) pairs as a `source<TAB>target` file; returns the path."""
     path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
     return path
+
+
+def tiny_run_folder(run, model: Transformer, tokenizers: TokenizerPair, last_model: Transformer | None = None):
+    """A training run's folder as core/training/train.py leaves it: `best/` holds `model`, `last/` holds
+    `last_model` (default: `model`), beside `train_config.toml` and `events.jsonl`; returns the folder."""
+    from nmt_desktop.core.formats.model_dir import save_model
+
+    run.mkdir(parents=True)
+    (run / "train_config.toml").write_text("steps = 10\n", encoding="utf-8")
+    (run / "events.jsonl").write_text('{"event": "start"}\n', encoding="utf-8")
+    save_model(run / "best", model, tokenizers, {"name": "tiny run, best"})
+    save_model(run / "last", last_model or model, tokenizers, {"name": "tiny run, last"})
+    return run

@@ -16,7 +16,8 @@ __all__ = ["PROG", "DEFAULT_BATCH_SIZE", "MODEL_HELP", "HUB_NOTE", "CLIError", "
 
 PROG = "nmt-desktop"
 DEFAULT_BATCH_SIZE = 16  # sentences translated together by `translate` and `heads`
-MODEL_HELP = "model folder or .zip, or the name of an installed model (required)"  # -m of translate, info, heads
+MODEL_HELP = ("model folder or .zip, a training run's folder (its best model), or the name of an installed model "
+              "(required)")  # -m of translate, info, heads
 HUB_NOTE = ("Models come from the Hugging Face Hub (HF_ENDPOINT overrides the address; HF_TOKEN or "
             "`hf auth login` for private models; HF_HUB_OFFLINE=1 never contacts it).")  # `models`, `pull` help
 
@@ -41,7 +42,7 @@ def resolve_model(arg: str | None) -> Path:
             raise UsageError("no model given and no bundled model installed: use -m MODEL (a model folder or .zip)")
         return default
     try:
-        return resolve_model_path(arg)
+        return resolve_model_path(arg, say=lambda line: print(line, file=sys.stderr))
     except ModelNotFoundError as exc:
         raise CLIError(str(exc)) from None
 

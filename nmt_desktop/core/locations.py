@@ -3,17 +3,26 @@ the app's own files are (the repository, or the frozen app's folder) and how to 
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 import platformdirs
 
 APP_NAME = "nmt-desktop"
 
 
+log = logging.getLogger(__name__)
+
+
 class ModelNotFoundError(ValueError):
     """A model given by name is neither a path nor a bundled or user model."""
+
+
+class RunWithoutModelError(ModelNotFoundError):
+    """A training run's folder given as a model holds no complete model yet."""
 
 
 def is_frozen() -> bool:
@@ -95,16 +104,42 @@ def model_search_dirs() -> list[Path]:
     return [bundled_models_dir(), user_models_dir()]
 
 
-def resolve_model_path(arg: str) -> Path:
+# A training run's folder (core/training/train.py): these files beside its `best/` and `last/` model folders.
+RUN_MARKERS = ("train_config.toml", "events.jsonl")
+RUN_MODELS = (("best", "the run's best model"), ("last", "the run's last checkpoint"))
+
+
+def is_run_folder(path: Path) -> bool:
+    """A training run's folder rather than a model folder: no config.json of its own, but a run's files."""
+    return (path.is_dir() and not (path / "config.json").is_file()
+            and any((path / name).exists() for name in (*RUN_MARKERS, *(m for m, _ in RUN_MODELS))))
+
+
+def run_model_path(run: Path) -> tuple[Path, str]:
+    """The model a run folder stands for, `best/` else `last/` (a complete one: its config.json, written last,
+    is there), and the line that says so; RunWithoutModelError when it has neither yet."""
+    for name, what in RUN_MODELS:
+        if (run / name / "config.json").is_file():
+            return run / name, f"using {run / name} ({what})"
+    raise RunWithoutModelError(f"training run '{run}' has no complete model yet (neither best/ nor last/ holds one): "
+                               "open it again after its first evaluation or checkpoint")
+
+
+def resolve_model_path(arg: str, say: Callable[[str], None] = log.info) -> Path:
     """The model folder or .zip meant by `arg`.
 
     An existing path, or anything that looks like a path (a separator, or ending in .zip), is
-    returned as is (loading reports it if missing). A bare name is looked up as NAME or NAME.zip
-    in `model_search_dirs()`.
+    returned as is (loading reports it if missing), except a training run's folder, which stands
+    for its best model, else its last (`say` gets the one line naming it). A bare name is looked up
+    as NAME or NAME.zip in `model_search_dirs()`.
     """
     path = Path(arg).expanduser()
     looks_like_path = (os.sep in arg or (os.altsep is not None and os.altsep in arg)
                        or arg.lower().endswith(".zip") or arg in (".", ".."))
+    if is_run_folder(path):
+        model, line = run_model_path(path)
+        say(line)
+        return model
     if path.exists() or looks_like_path:
         return path
     dirs = model_search_dirs()

@@ -139,9 +139,11 @@ class ModelLoader(QObject):
     def load(self, request_id: int, path: str, int8: bool = False) -> None:
         from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
         from nmt_desktop.core.decoding.translator import Translator
+        from nmt_desktop.core.locations import resolve_model_path
 
         self.started.emit(request_id, path)
         try:
+            path = str(resolve_model_path(path))  # a training run's folder opens its best model (logged)
             loaded = load_model(path)
             translator = Translator(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
             cfg = loaded.config

@@ -135,6 +135,17 @@ def test_model_loader_loads_and_reports_bad_models(qtbot, tiny_model_dir, tmp_pa
         qtbot.waitUntil(lambda: len(collector.failed) == 1, timeout=30000)
         assert collector.failed[0][0] == 2
         assert "config.json" in collector.failed[0][1] and "\n" not in collector.failed[0][1]
+        run = tmp_path / "run"  # a training run's folder opens its best model
+        shutil.copytree(tiny_model_dir, run / "best")
+        (run / "events.jsonl").write_text("", encoding="utf-8")
+        driver.request.emit(3, str(run))
+        qtbot.waitUntil(lambda: len(collector.finished) == 2, timeout=30000)
+        assert collector.finished[1][0] == 3 and collector.finished[1][1][1].path == run / "best"
+        (run / "empty").mkdir()
+        (run / "empty" / "events.jsonl").write_text("", encoding="utf-8")
+        driver.request.emit(4, str(run / "empty"))
+        qtbot.waitUntil(lambda: len(collector.failed) == 2, timeout=30000)
+        assert "has no complete model yet" in collector.failed[1][1]
     finally:
         assert thread.stop()
 
