@@ -1,6 +1,10 @@
 """The translation as rich text: every target token a link ("tok:UNIT:INDEX") coloured by its probability,
 with its alternatives in the tooltip; a line per line of the source; and the coverage warnings under it.
-Plain strings, no widgets."""
+Plain strings, no widgets.
+
+A word's token links sit in one `white-space:nowrap` span and words are parted by real spaces, so lines
+wrap between words only, never inside one ("Berl|in"); words are `word_groups`, the one rule for words.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,17 @@ import html
 import math
 from typing import TYPE_CHECKING
 
+from nmt_desktop.core.analysis.words import word_groups
 from nmt_desktop.core.tokenizer import WORD_START
 
 from .document_model import TranslationDocument
 
 if TYPE_CHECKING:
     from nmt_desktop.core.analysis.heads import CoverageWarning
+    from nmt_desktop.core.decoding.translator import Step
 
+FONT_PT, LINE_HEIGHT = 15, 1.5  # the output's font size and line spacing; the panel sizes its pane by them
+OUTPUT_LINES = 6  # lines of translation the output pane shows before it scrolls
 CURSOR = '<span style="color:#6366f1;">&nbsp;▍</span>'
 
 
@@ -34,6 +42,30 @@ def probability(logprob: float) -> float:
     return max(0.0, min(1.0, math.exp(logprob)))
 
 
+def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]]) -> str:
+    """One token as a link coloured by its probability, its alternatives in the tooltip."""
+    piece = step.piece
+    text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
+    prob = probability(step.logprob)
+    color = "#1f2937" if prob > 0.5 else ("#92400e" if prob > 0.2 else "#b91c1c")
+    alternatives = ", ".join(f"{a.piece.lstrip(WORD_START)} {a.prob:.0%}" for a in step.alternatives[:5])
+    tip = html.escape(f"p = {prob:.1%}" + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
+    background = "#fed7aa" if (unit, step.index) in diffuse else "#eef2ff"
+    return (f'<a href="{token_link(unit, step.index)}" title="{tip}" style="color:{color};'
+            f' text-decoration:none; background-color:{background};">{text}</a>')
+
+
+def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]]) -> str:
+    """A unit's tokens, a word's links unbreakable together; a space (a break) before a word that has one."""
+    pieces = [s.piece for s in steps]
+    out = []
+    for k, group in enumerate(word_groups(pieces)):
+        gap = " " if k and pieces[group[0]].startswith(WORD_START) else ""
+        links = "".join(token_html(unit, steps[i], diffuse) for i in group)
+        out.append(f'{gap}<span style="white-space:nowrap;">{links}</span>')
+    return "".join(out)
+
+
 def output_html(document: TranslationDocument, running: bool) -> str:
     """The document's tokens as HTML; while `running`, a cursor after the unit being decoded."""
     diffuse = document.diffuse_tokens()
@@ -42,26 +74,11 @@ def output_html(document: TranslationDocument, running: bool) -> str:
     for line in document.lines():
         chunks = []
         for ui in line:
-            words = []
-            for step in document.units[ui].steps:
-                if step.is_eos:
-                    continue
-                piece = step.piece
-                gap = piece.startswith(WORD_START) or not words
-                text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
-                prob = probability(step.logprob)
-                color = "#1f2937" if prob > 0.5 else ("#92400e" if prob > 0.2 else "#b91c1c")
-                alternatives = ", ".join(f"{a.piece.lstrip(WORD_START)} {a.prob:.0%}" for a in step.alternatives[:5])
-                tip = html.escape(f"p = {prob:.1%}" + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
-                background = "#fed7aa" if (ui, step.index) in diffuse else "#eef2ff"
-                words.append(("&nbsp;" if gap and words else "")
-                             + f'<a href="{token_link(ui, step.index)}" title="{tip}" style="color:{color};'
-                               f' text-decoration:none; background-color:{background};">{text}</a>')
-            if ui == decoding:
-                words.append(CURSOR)
-            chunks.append("".join(words))
+            chunk = words_html(ui, [s for s in document.units[ui].steps if not s.is_eos], diffuse)
+            chunks.append(chunk + (CURSOR if ui == decoding else ""))
         lines.append("&nbsp; ".join(c for c in chunks if c))
-    return f'<div style="font-size:15pt; line-height:150%;">{"<br>".join(lines)}</div>'
+    style = f"font-size:{FONT_PT}pt; line-height:{LINE_HEIGHT:.0%};"
+    return f'<div style="{style}">{"<br>".join(lines)}</div>'
 
 
 def coverage_lines(coverage: list[list[CoverageWarning]]) -> list[str]:

@@ -13,6 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Sequence
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPushButton, QSplitter, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
@@ -23,7 +24,7 @@ from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
 from .document_model import TranslatedUnit, TranslationDocument
-from .output_html import coverage_lines, output_html, parse_token_link
+from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES, coverage_lines, output_html, parse_token_link
 from .source_edit import SourceEdit
 from .target_language import TargetLanguageBox, language_label
 
@@ -140,6 +141,8 @@ class TranslatePanel(QWidget):
         self.output.setPlaceholderText("The translation appears here, token by token.")
         self.output.anchorClicked.connect(self._token_clicked)
         self.output.highlighted.connect(self._token_hovered)
+        font = QFont(self.output.font().family(), FONT_PT)  # room for OUTPUT_LINES lines before it scrolls
+        self.output.setMinimumHeight(int(OUTPUT_LINES * LINE_HEIGHT * QFontMetricsF(font).lineSpacing() + 24))
         self.target_language_box = TargetLanguageBox()
         self.target_language_label = self.target_language_box.label
         out_box = QFrame()
