@@ -110,7 +110,7 @@ def test_cli_translate_and_eval_int8(tiny_model_dir, tmp_path):
 
     rows = [json.loads(line) for line in q.stdout.splitlines()]
     assert [r["translation"] for r in rows] == ref.stdout.splitlines()
-    assert all(np.allclose(np.sum(r["attention"], -1), 1.0, atol=1e-3) for r in rows)
+    assert all(np.allclose(np.sum(r["nbest"][0]["attention"], -1), 1.0, atol=1e-3) for r in rows)
     test = tmp_path / "test.tsv"
     test.write_text("".join(f"{s}\t{t}\n" for s, t in synthetic_pairs(20, seed=5)), encoding="utf-8")
     ev = subprocess.run([sys.executable, "-m", "nmt_desktop", "eval", "-m", str(tiny_model_dir), "--test", str(test),
