@@ -7,11 +7,9 @@ emitted; on failure `loadFailed(message)` (one line) and the current model stays
 
 from __future__ import annotations
 
-import html
-import json
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
@@ -20,6 +18,7 @@ from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLis
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
 from nmt_desktop.core.formats.model_dir import human_size
 
+from .card_html import card_html
 from .workers import ModelInfo, ModelLoader, WorkerThread
 
 if TYPE_CHECKING:
@@ -70,28 +69,16 @@ def attribution(card: dict) -> str:
     return ""
 
 
-def _table(rows: list[tuple[str, Any]]) -> str:
-    body = "".join(f"<tr><td style='color:#6b7280; padding-right:14px'>{html.escape(k)}</td>"
-                   f"<td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return f"<table cellspacing='3'>{body}</table>"
-
-
 def info_html(info: ModelInfo | None) -> str:
-    """The model's facts, its card and data attribution, as rich text."""
+    """The model's page: its card rendered readably (gui/card_html.py) and where it lives."""
     if info is None:
         return "<p style='color:#6b7280'>No model loaded. Pick a bundled or recent model, or open one.</p>"
-    parts = [f"<h2 style='margin-bottom:4px'>{html.escape(info.name)}</h2>",
-             _table([("Languages", info.languages or "not set"), ("Size on disk", human_size(info.size_bytes)),
-                     ("Decoder", f"{info.layers} layers × {info.heads} heads"), ("Location", str(info.path))])]
     card = dict(info.card)
-    if card:
-        parts.append("<h4 style='margin-bottom:2px'>Model card</h4>")
-        parts.append(_table([(str(k).replace("_", " ").capitalize(), v if isinstance(v, str) else json.dumps(v))
-                             for k, v in card.items()]))
-    attr = attribution(card)
-    if attr:
-        parts.append(f"<p><b>Data attribution:</b> {html.escape(attr)}</p>")
-    return "".join(parts)
+    if not card.get("attribution") and attribution(card):
+        card["attribution"] = attribution(card)
+    return card_html(card, name=info.name, src_lang=info.src_lang, tgt_lang=info.tgt_lang, layers=info.layers,
+                     heads=info.heads, facts=[("Size on disk", human_size(info.size_bytes)),
+                                              ("Location", str(info.path))])
 
 
 class ModelsPanel(QWidget):

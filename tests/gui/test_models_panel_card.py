@@ -1,0 +1,72 @@
+"""Issue 22 point 5 and 7: the model card is a readable page (no JSON, no null) with the honest limits."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from nmt_desktop.gui.card_html import card_html
+
+BUNDLED_EN_DE = Path(__file__).resolve().parents[2] / "models" / "en-de"
+PULLED = {
+    "name": "opus-mt-en-fr", "source": "Hugging Face Hub", "hub_repo": "Helsinki-NLP/opus-mt-en-fr",
+    "revision": "0123456789abcdef0123456789abcdef01234567", "url": "https://huggingface.co/Helsinki-NLP/opus-mt-en-fr",
+    "license": "apache-2.0", "attribution": "Helsinki-NLP/opus-mt-en-fr: OPUS-MT by the University of Helsinki",
+    "downloaded": "2025-01-02 10:00 UTC", "weights": "int8 (per-row scales)", "fine_tuned_from": None,
+    "note": "Pulled with nmt-desktop pull Helsinki-NLP/opus-mt-en-fr",
+    "eval": {"newstest2014": {"sentences": 3003, "beam": 5, "bleu": 38.1, "chrf": 63.25}},
+    "benchmark": {"tatoeba": {"bleu": 50.5}, "flores": None}, "tags": ["marian", None, "translation"],
+}
+
+
+def _json_free(page: str) -> str:
+    text = re.sub(r"<[^>]*>", " ", page)  # the text a reader sees, without tags
+    for marker in ("null", "None", "{", "}", "[", "]"):
+        assert marker not in text, (marker, text)
+    return text
+
+
+def test_bundled_en_de_card_is_readable_and_honest() -> None:
+    card = json.loads((BUNDLED_EN_DE / "card.json").read_text(encoding="utf-8"))
+    text = _json_free(card_html(card))
+    for expected in ("en-de", "English → German", "3 encoder + 3 decoder layers", "4 attention heads",
+                     "d_model 192", "4,651,008 parameters", "vocabulary of 8,000", "Tatoeba Project",
+                     "CC-BY 2.0 FR", "164,179", "44.28", "62.29", "dev-multiref", "short everyday sentences",
+                     "Get models…"):
+        assert expected in text, expected
+    assert "Fine-tuned from" not in text  # null in the card: not known, not shown
+
+
+def test_pulled_model_card_shows_source_and_readable_extras() -> None:
+    page = card_html(PULLED, src_lang="en", tgt_lang="fr", layers=6, heads=8)
+    text = _json_free(page)
+    for expected in ("opus-mt-en-fr", "English → French", "6 decoder layers", "8 attention heads",
+                     "Helsinki-NLP/opus-mt-en-fr", "0123456789ab", "apache-2.0", "2025-01-02", "38.1", "63.25",
+                     "Benchmark Tatoeba: BLEU: 50.5", "Tags marian, translation"):
+        assert expected in " ".join(text.split()), expected
+    assert "href='https://huggingface.co/Helsinki-NLP/opus-mt-en-fr'" in page
+    assert "short everyday sentences" not in text and "Fine-tuned from" not in text
+    assert "Fine-tuned from" in card_html({**PULLED, "fine_tuned_from": "models/en-de"})
+
+
+def test_models_tab_shows_the_rendered_card(qtbot, monkeypatch, tmp_path) -> None:
+    pytest.importorskip("pytestqt")
+    from nmt_desktop.gui.models_panel import ModelsPanel
+
+    monkeypatch.setenv("NMT_DESKTOP_MODELS_DIR", str(tmp_path / "no-bundled-models"))
+    panel = ModelsPanel()
+    qtbot.addWidget(panel)
+    try:
+        panel.load(BUNDLED_EN_DE)
+        qtbot.waitUntil(lambda: panel.info is not None, timeout=60000)
+        text = panel.info_view.toPlainText()
+        for expected in ("English → German", "4,651,008 parameters", "Tatoeba Project", "44.28",
+                         "short everyday sentences", "Size on disk", str(BUNDLED_EN_DE)):
+            assert expected in text, expected
+        for marker in ("null", "None", "{", "["):
+            assert marker not in text, marker
+    finally:
+        panel.shutdown()
