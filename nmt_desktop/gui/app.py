@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import html
 import logging
 import os
 import sys
@@ -23,7 +22,7 @@ from nmt_desktop.core.locations import app_icon_path
 
 from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
-from .models_panel import ModelsPanel, attribution, default_model_path, human_size  # noqa: F401 (re-export)
+from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
 from .settings import Settings, setup_logging
 from .train.panel import TrainPanel
 from .translate import TranslatePanel
@@ -281,16 +280,7 @@ class MainWindow(QMainWindow):
         parts = [f"<h2>{APP_TITLE} {__version__}</h2>",
                  "<p>Encoder-decoder Transformer machine translation with live attention maps.</p>"]
         if self.info is not None:
-            card = self.info.card
-            parts.append(f"<p><b>Model:</b> {html.escape(self.info.name)}"
-                         f"{' (' + html.escape(self.info.languages) + ')' if self.info.languages else ''}</p>")
-            if card:
-                rows = "".join(f"<tr><td><i>{html.escape(str(k))}</i></td><td>{html.escape(str(v))}</td></tr>"
-                               for k, v in card.items())
-                parts.append(f"<table>{rows}</table>")
-            attr = attribution(card)
-            if attr:
-                parts.append(f"<p><b>Data attribution:</b> {html.escape(attr)}</p>")
+            parts.append(info_html(self.info))  # the same readable card as the Models tab
         else:
             parts.append("<p>No model loaded.</p>")
         return "".join(parts)

@@ -312,6 +312,8 @@ def test_int8_switch_reloads_the_model_and_persists(qtbot, config_dir, tiny_mode
 def test_about_shows_version_card_and_attribution(qtbot, window) -> None:
     text = window.about_html()
     assert __version__ in text and "tiny synthetic" in text
+    assert "What it is" in text or "Architecture" in text  # the readable card page (gui/card_html.py), not raw rows
+    assert "None" not in text and "null" not in text and "{" not in text
     card = {"data": "Tatoeba en-de pairs", "license": "CC-BY 2.0 FR"}
     assert "Tatoeba Project (tatoeba.org) via manythings.org/anki" in attribution(card)
     assert attribution({"attribution": "Some corpus"}) == "Some corpus"
