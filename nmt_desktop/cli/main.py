@@ -28,7 +28,7 @@ from nmt_desktop.cli.common import PROG, CLIError, UsageError, print_error
 # the CLI does not import torch. (module, class name)
 _USER_ERRORS = (
     ("nmt_desktop.core.formats.folder_files", "ModelFolderError"),
-    ("nmt_desktop.core.decoding.translator", "InputTooLongError"),
+    ("nmt_desktop.core.decoding.document", "InputTooLongError"),
     ("nmt_desktop.core.decoding.backend_choice", "BackendUnavailableError"),
     ("nmt_desktop.core.tokenizer", "TokenizerError"),
     ("nmt_desktop.core.config", "ConfigError"),

@@ -160,7 +160,7 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
 
     options: passed on to translate_batch / translate (head_mask, prefix_text).
     """
-    from nmt_desktop.core.decoding.translator import InputTooLongError
+    from nmt_desktop.core.decoding.document import InputTooLongError
 
     try:
         return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size, **options)]

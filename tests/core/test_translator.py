@@ -12,8 +12,8 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import document_lines, line_units
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import build_model
-from nmt_desktop.core.decoding.translator import (InputTooLongError, TargetLanguageError, Translator, list_codes,
-                                         split_sentences)
+from nmt_desktop.core.decoding.document import InputTooLongError, split_sentences
+from nmt_desktop.core.decoding.translator import TargetLanguageError, Translator, list_codes
 
 from tiny_models import LEXICON, reference, synthetic_pairs, tiny_config
 

@@ -37,7 +37,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.translator import InputTooLongError, Translation, Translator
+from nmt_desktop.core.decoding.document import InputTooLongError
+from nmt_desktop.core.decoding.translator import Translation, Translator
 from tiny_models import SOURCE_WORDS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -27,7 +27,6 @@ import torch
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import DocumentStream, check_length, line_units
-from nmt_desktop.core.decoding.document import InputTooLongError, split_sentences  # noqa: F401  (callers' names)
 from nmt_desktop.core.formats.marian import is_language_token, split_language_code
 from nmt_desktop.core.decoding.search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
 
 from nmt_desktop.core.analysis import heads as analysis
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.translator import split_sentences
+from nmt_desktop.core.decoding.document import split_sentences
 
 from .job import JobView
 from .tokens import token_diff, tokens_html
