@@ -1,0 +1,182 @@
+"""The app's look: a light or dark scheme (or the system's) and the heatmap colour map, in one place.
+
+Why one module: the stylesheet, the Qt palette and every pyqtgraph plot (which paints its own
+background and axis text and ignores stylesheets) must change together when the user picks
+View > Theme or View > Colour map. Widgets that paint themselves register with `follow(owner, restyle)`:
+`restyle(theme)` runs once at once and again after each change, for as long as `owner` lives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+SCHEMES = ("system", "light", "dark")
+# Perceptually uniform maps; cividis and CET-CBL2 are also safe for red-green colour blindness.
+COLORMAPS = {"viridis": "Viridis", "cividis": "Cividis (colour-blind safe)", "CET-CBL2": "Blue-yellow (colour-blind safe)",
+             "magma": "Magma", "inferno": "Inferno", "plasma": "Plasma", "CET-L1": "Greys"}
+DEFAULT_COLORMAP = "viridis"
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Every colour the app sets by hand (hex strings), for one scheme."""
+
+    dark: bool
+    window: str
+    base: str
+    text: str
+    muted: str
+    border: str
+    accent: str
+    accent_hover: str
+    accent_disabled: str
+    selection: str
+    plot_background: str
+    plot_text: str
+    pending_cell: str  # heatmap rows still to come while streaming
+    warning: str
+    error: str
+    error_background: str
+    code_background: str
+    colormap: str = DEFAULT_COLORMAP
+
+
+LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", muted="#6b7280", border="#d9dce3",
+              accent="#4f46e5", accent_hover="#4338ca", accent_disabled="#a5b4fc", selection="#e0e7ff",
+              plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#b45309",
+              error="#b91c1c", error_background="#fef2f2", code_background="#f8fafc")
+DARK = Theme(dark=True, window="#1e1f24", base="#26282e", text="#e5e7eb", muted="#9ca3af", border="#3a3d45",
+             accent="#6366f1", accent_hover="#818cf8", accent_disabled="#3f3f74", selection="#312e81",
+             plot_background="#1b1c20", plot_text="#d1d5db", pending_cell="#34363c", warning="#fbbf24",
+             error="#f87171", error_background="#3b1d1d", code_background="#1f2126")
+
+STYLE = """
+QMainWindow, QWidget#central {{ background: {window}; }}
+QTabWidget::pane {{ border: 1px solid {border}; border-radius: 6px; background: {base}; top: -1px; }}
+QTabBar::tab {{ padding: 7px 18px; margin-right: 2px; border: 1px solid transparent; color: {muted};
+               border-top-left-radius: 6px; border-top-right-radius: 6px; }}
+QTabBar::tab:selected {{ background: {base}; border-color: {border}; border-bottom-color: {base};
+                        color: {text}; font-weight: 600; }}
+QFrame#pane {{ background: {base}; border: 1px solid {border}; border-radius: 8px; }}
+QLabel#paneTitle {{ color: {accent_hover}; font-weight: 600; font-size: 11pt; }}
+QLabel#hint {{ color: {muted}; }}
+QPlainTextEdit, QTextBrowser {{ border: none; font-size: 13pt; background: {base}; color: {text}; }}
+QGroupBox {{ font-weight: 600; color: {text}; border: 1px solid {border}; border-radius: 8px;
+            margin-top: 12px; padding-top: 6px; background: {base}; }}
+QGroupBox::title {{ subcontrol-origin: margin; left: 10px; padding: 0 4px; }}
+QPushButton {{ padding: 5px 14px; border: 1px solid {border}; border-radius: 6px; background: {base}; color: {text}; }}
+QPushButton:hover {{ background: {window}; }}
+QPushButton:disabled {{ color: {muted}; }}
+QPushButton#primaryButton {{ background: {accent}; color: white; border-color: {accent_hover}; font-weight: 600; }}
+QPushButton#primaryButton:hover {{ background: {accent_hover}; }}
+QPushButton#primaryButton:disabled {{ background: {accent_disabled}; border-color: {accent_disabled}; }}
+QListWidget, QTableWidget {{ border: 1px solid {border}; border-radius: 6px; background: {base}; color: {text}; }}
+QListWidget::item {{ padding: 3px; }}
+QListWidget::item:selected {{ background: {selection}; color: {text}; }}
+QLabel#emptyTitle {{ font-size: 16pt; color: {text}; }}
+QStatusBar {{ color: {muted}; }}
+"""
+
+
+class _Notifier(QObject):
+    changed = Signal(object)  # the new Theme
+
+
+_notifier: _Notifier | None = None
+_current: Theme = LIGHT
+_scheme = "system"
+
+
+def notifier() -> _Notifier:
+    global _notifier
+    if _notifier is None:
+        _notifier = _Notifier()
+    return _notifier
+
+
+def current() -> Theme:
+    """The theme in use now (light until `apply` has run)."""
+    return _current
+
+
+def scheme() -> str:
+    """The user's choice: "system", "light" or "dark"."""
+    return _scheme
+
+
+def system_is_dark() -> bool:
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+
+
+def resolve(choice: str) -> Theme:
+    """The Theme for a scheme choice ("system" asks the platform), keeping the current colour map."""
+    if choice not in SCHEMES:
+        raise ValueError(f"unknown theme {choice!r}: choose one of {', '.join(SCHEMES)}")
+    dark = system_is_dark() if choice == "system" else choice == "dark"
+    return replace(DARK if dark else LIGHT, colormap=_current.colormap)
+
+
+def stylesheet(theme: Theme) -> str:
+    fields = {k: v for k, v in theme.__dict__.items() if isinstance(v, str)}
+    return STYLE.format(**fields)
+
+
+def palette(theme: Theme) -> QPalette:
+    """A Fusion palette in the theme's colours, so native parts (menus, tooltips, inputs) match."""
+    pal = QPalette()
+    role = QPalette.ColorRole
+    for r, value in ((role.Window, theme.window), (role.Base, theme.base), (role.AlternateBase, theme.window),
+                     (role.WindowText, theme.text), (role.Text, theme.text), (role.ButtonText, theme.text),
+                     (role.Button, theme.base), (role.ToolTipBase, theme.base), (role.ToolTipText, theme.text),
+                     (role.Highlight, theme.accent), (role.HighlightedText, "#ffffff"),
+                     (role.PlaceholderText, theme.muted), (role.Link, theme.accent_hover)):
+        pal.setColor(r, QColor(value))
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        pal.setColor(QPalette.ColorGroup.Disabled, r, QColor(theme.muted))
+    return pal
+
+
+def apply(choice: str | None = None, colormap: str | None = None) -> Theme:
+    """Switch scheme and/or colour map app-wide and tell every follower; returns the new theme."""
+    global _current, _scheme
+    if colormap is not None and colormap not in COLORMAPS:
+        raise ValueError(f"unknown colour map {colormap!r}: choose one of {', '.join(COLORMAPS)}")
+    if choice is not None:
+        _scheme = choice
+    theme = resolve(_scheme)
+    if colormap is not None:
+        theme = replace(theme, colormap=colormap)
+    _current = theme
+    app = QGuiApplication.instance()
+    if app is not None:
+        _watch_system()
+        app.setPalette(palette(theme))
+        if hasattr(app, "setStyleSheet"):
+            app.setStyleSheet(stylesheet(theme))
+    notifier().changed.emit(theme)
+    return theme
+
+
+_watching = False
+
+
+def _watch_system() -> None:
+    """While the choice is "system", a change of the platform's scheme re-applies it (once connected)."""
+    global _watching
+    if not _watching:
+        QGuiApplication.styleHints().colorSchemeChanged.connect(lambda *_: _scheme == "system" and apply())
+        _watching = True
+
+
+def follow(owner: QObject, restyle: Callable[[Theme], None]) -> None:
+    """Call `restyle(current())` now and after every theme change while `owner` is alive."""
+    restyle(_current)
+    conn = notifier().changed.connect(restyle)
+    owner.destroyed.connect(lambda *_: notifier().changed.disconnect(conn))
