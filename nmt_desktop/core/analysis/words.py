@@ -13,6 +13,11 @@ belongs to no numbered word (`word_ids`: None, as word alignments count only rea
 
 `merge_attention` turns piece attention into word attention (summed over a source word's pieces,
 averaged over a target word's pieces, so rows still sum to 1); `join_pieces` spells pieces as text.
+
+`display_piece` is how a person reads one piece (axes, tables, chips, images; machine exports keep the
+raw pieces): a piece that starts a word shows a leading `WORD_MARK` ("·") instead of "▁" (an underscore
+lookalike that reads as part of the word); a continuation piece shows as it is (a WordPiece "##" prefix
+dropped); specials and `>>lang<<` tokens as they are; a blank piece as "␣", newline and tab as "\\n", "\\t".
 """
 
 from __future__ import annotations
@@ -73,6 +78,29 @@ def word_ids(pieces: Sequence[str], continuing_prefix: str | None = None) -> lis
         for i in group:
             out[i] = word
     return out
+
+
+WORD_MARK = "·"  # shown before a piece that starts a word
+BLANK_MARK = "␣"  # a space that is not a word start (a piece of blanks, a space inside a piece)
+
+
+def display_piece(piece: str, continuing_prefix: str | None = None) -> str:
+    """One piece as a person reads it (the rule in the module docstring); idempotent on its own output."""
+    if is_special(piece):
+        return piece
+    text = piece.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    if continuing_prefix and not text.startswith(WORD_MARK):
+        if text.startswith(continuing_prefix) and len(text) > len(continuing_prefix):
+            return text[len(continuing_prefix):]
+        return WORD_MARK + text
+    if _breaks(text, 0) and text.strip(WORD_START + " "):
+        text = WORD_MARK + text[1:]
+    return text.replace(WORD_START, BLANK_MARK).replace(" ", BLANK_MARK)
+
+
+def display_pieces(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[str]:
+    """`display_piece` of each piece."""
+    return [display_piece(p, continuing_prefix) for p in pieces]
 
 
 def join_pieces(pieces: Sequence[str]) -> str:
