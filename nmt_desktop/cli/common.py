@@ -8,11 +8,14 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
+
+from nmt_desktop.core.analysis.head_names import (HeadNameError, HeadRef, Want, check_head_refs, parse_head_ref,
+                                                 parse_head_refs)
 
 __all__ = ["PROG", "DEFAULT_BATCH_SIZE", "MODEL_HELP", "HUB_NOTE", "CLIError", "UsageError", "resolve_model",
-           "set_threads", "naming_model", "int_at_least", "positive_int", "non_negative_int", "head_list", "one_line",
-           "print_error", "utf8_stdout", "fix_arg"]
+           "set_threads", "naming_model", "int_at_least", "positive_int", "non_negative_int", "head_names", "head_name",
+           "checked_heads", "one_line", "print_error", "utf8_stdout", "fix_arg"]
 
 PROG = "nmt-desktop"
 DEFAULT_BATCH_SIZE = 16  # sentences translated together by `translate` and `heads`
@@ -92,14 +95,35 @@ positive_int = int_at_least(1, "positive")
 non_negative_int = int_at_least(0, "non-negative")
 
 
-def head_list(text: str) -> list[tuple[int, int]]:
-    """An argparse type: `L:H[,L:H...]` decoder heads (0-based), as `--ablate` takes them."""
-    from nmt_desktop.core.analysis.heads import parse_heads  # numpy/torch imports: only when the flag is used
+def head_names(flag: str, want: Want = "any") -> Callable[[str], list[HeadRef]]:
+    """An argparse type: decoder layers/heads written like `L3H2,L1` (counted from 1; core/analysis/head_names.py).
 
+    A bad or old 0-based spelling ("2:1") raises UsageError with the parser's own sentence naming `flag`
+    (argparse would prefix "argument FLAG:" to an ArgumentTypeError)."""
+    def parse(text: str) -> list[HeadRef]:
+        try:
+            return parse_head_refs(fix_arg(text), flag, want)
+        except HeadNameError as exc:
+            raise UsageError(str(exc)) from None
+    return parse
+
+
+def head_name(flag: str, want: Want = "any") -> Callable[[str], HeadRef]:
+    """An argparse type: one decoder layer or head written like `L3H2` or `L3` (see head_names)."""
+    def parse(text: str) -> HeadRef:
+        try:
+            return parse_head_ref(fix_arg(text), flag, want)
+        except HeadNameError as exc:
+            raise UsageError(str(exc)) from None
+    return parse
+
+
+def checked_heads(refs: Sequence[HeadRef], flag: str, layers: int, heads: int) -> None:
+    """UsageError naming the first of `refs` outside a model of `layers` x `heads` (the sentence of head_names.py)."""
     try:
-        return parse_heads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        check_head_refs(refs, flag, layers, heads)
+    except HeadNameError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # --- console text --------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nmt_desktop.cli.common import (CLIError, UsageError, fix_arg, head_list, naming_model, non_negative_int,
-                                    positive_int, resolve_model)
+from nmt_desktop.cli.common import (CLIError, UsageError, fix_arg, head_name, head_names, naming_model, positive_int,
+                                    resolve_model)
+from nmt_desktop.core.analysis.head_names import HeadRef, names
 
 
 # the Analysis tab's views, in tab order (gui/screenshot.py maps each to its widget)
@@ -31,8 +32,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--beam", type=positive_int, default=None, metavar="N", help="beam size (1 = greedy)")
     p.add_argument("--int8", action="store_true", help="decode with int8 linear layers (the Decoding box's switch)")
     p.add_argument("--view", choices=("grid", "focus"), default=None, help="attention view: all heads or one")
-    p.add_argument("--layer", type=non_negative_int, default=None, metavar="L", help="focused decoder layer (0-based)")
-    p.add_argument("--head", type=non_negative_int, default=None, metavar="H", help="focused head (0-based)")
+    p.add_argument("--focus", type=head_name("--focus"), default=None, metavar="L3H2",
+                   help="open the focus view on this decoder layer and head, counted from 1 (L3H2: layer 3, head 2; "
+                        "L3 alone: layer 3's heads averaged)")
+    for old in ("--layer", "--head"):  # the old 0-based pair: refused with the --focus spelling (see run)
+        p.add_argument(old, default=None, help=argparse.SUPPRESS)
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
     g = p.add_argument_group("getting models (the Models tab's Get models… dialog)")
@@ -44,9 +48,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     a = p.add_argument_group("analysis tab (with --text)")
     a.add_argument("--analysis-view", choices=ANALYSIS_VIEWS, default=None,
                    help="show this view of the Analysis tab (implies --tab analysis)")
-    a.add_argument("--ablate", type=head_list, default=None, metavar="L:H[,L:H...]",
-                   help="ablation: heads switched off (zeroed) before re-translating, 0-based layer:head "
-                        "(default: every head of the last decoder layer)")
+    a.add_argument("--ablate", type=head_names("--ablate"), default=None, metavar="L3H2[,...]",
+                   help="ablation: heads switched off (zeroed) before re-translating, counted from 1 (L3H2: "
+                        "decoder layer 3, head 2; L3: all of layer 3's heads; default: every head of the last layer)")
     a.add_argument("--force-step", type=positive_int, default=None, metavar="N",
                    help="forced: re-decode with the most probable other token forced at target step N "
                         "(1-based, default 1)")
@@ -56,8 +60,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.view == "grid" and (args.layer is not None or args.head is not None):
-        raise UsageError("--layer/--head choose the focus view: drop --view grid")
+    if args.layer is not None or args.head is not None:
+        raise UsageError(_old_focus(args.layer, args.head))
+    if args.view == "grid" and args.focus is not None:
+        raise UsageError("--focus chooses the focus view: drop --view grid")
     if args.pull is not None and args.get_models is None:
         raise UsageError("--pull needs --get-models QUERY (the dialog it runs in)")
     if args.screenshot is not None:
@@ -83,3 +89,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         raise CLIError(str(exc)) from None
 
+
+def _old_focus(layer: str | None, head: str | None) -> str:
+    """The sentence refusing the old 0-based `--layer L --head H` (what it now reads as --focus)."""
+    given = " ".join(f"--{name} {value}" for name, value in (("layer", layer), ("head", head)) if value is not None)
+    text = f"{given}: the focused head is now --focus L3H2, counted from 1"
+    try:
+        old_layer, old_head = int(layer or 0), int(head or 0)  # the old default for the one left out: 0
+    except ValueError:
+        return text
+    if old_layer < 0 or old_head < 0:
+        return text
+    return f"{text} ({given} in the old 0-based spelling is --focus {names([HeadRef(old_layer, old_head)])})"

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
-from nmt_desktop.cli.common import (DEFAULT_BATCH_SIZE, MODEL_HELP, CLIError, UsageError, fix_arg, head_list,
-                                    naming_model, positive_int, print_error, resolve_model, set_threads, utf8_stdout)
+from nmt_desktop.cli.common import (DEFAULT_BATCH_SIZE, MODEL_HELP, CLIError, UsageError, checked_heads, fix_arg,
+                                    head_name, head_names, naming_model, positive_int, print_error, resolve_model,
+                                    set_threads, utf8_stdout)
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
 PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
@@ -64,21 +65,26 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "(the model's own layers, which --ablate always uses); auto takes compiled where it applies, "
                         "else python, and NMT_DESKTOP_BACKEND can name one (default auto)")
     o = p.add_argument_group("output")
-    o.add_argument("--json", action="store_true", help="one JSON object per input (one line each)")
+    o.add_argument("--json", action="store_true",
+                   help="one JSON object per input (one line each); its attention is indexed from 0: "
+                        "[layer][head][target][source], so L3 H2 is attention[2][1]")
     o.add_argument("--no-attention", action="store_true",
                    help="do not compute attention (faster; omits 'attention' from --json)")
     o.add_argument("--attention-out", metavar="FILE.npz",
-                   help="save attention_<i>, source_tokens_<i>, target_tokens_<i> per input i (0-based)")
+                   help="save attention_<i> (layers, heads, target, source; indexed from 0, so L3 H2 is "
+                        "attention_<i>[2, 1]), source_tokens_<i>, target_tokens_<i> per input i (0-based)")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
-    a.add_argument("--ablate", type=head_list, default=None, metavar="L:H[,L:H...]",
-                   help="switch off (zero) these decoder cross-attention heads, 0-based layer:head, e.g. 0:1,1:3")
+    a.add_argument("--ablate", type=head_names("--ablate"), default=None, metavar="L3H2[,...]",
+                   help="switch off (zero) these decoder cross-attention heads, counted from 1: L3H2 is decoder "
+                        "layer 3, head 2; L3 alone is every head of layer 3; e.g. L1H2,L2H4")
     a.add_argument("--align", action="store_true",
                    help="word alignment from cross-attention in Pharaoh format ('i-j': source word i, target word "
                         "j, 0-based): an 'alignment' field with --json, else TRANSLATION<TAB>ALIGNMENT")
-    a.add_argument("--align-layer", type=int, default=-1, metavar="L",
-                   help="decoder layer whose heads are averaged for --align (default -1: the last)")
+    a.add_argument("--align-layer", type=head_name("--align-layer", "layer"), default=None, metavar="L3",
+                   help="decoder layer whose heads are averaged for --align, counted from 1 like L3 "
+                        "(default: the last)")
     a.add_argument("--align-method", choices=("argmax", "threshold"), default="argmax",
                    help="link each target word to its most attended source word, or every pair >= "
                         "--align-threshold (default argmax)")
@@ -99,6 +105,8 @@ def decode_config(args: argparse.Namespace) -> DecodeConfig:
         raise UsageError("--attention-out needs attention: drop --no-attention")
     if args.no_attention and args.align:
         raise UsageError("--align needs attention: drop --no-attention")
+    if args.align_layer is not None and not args.align:
+        raise UsageError("--align-layer applies only with --align")
     d = _DECODE_DEFAULTS
     need_attention = not args.no_attention and (args.json or args.attention_out is not None or args.align)
     try:
@@ -181,7 +189,8 @@ def _alignment(translator: Any, translation: Any, args: argparse.Namespace) -> s
 
     if translation.attention is None:
         return "" if not translation.target_ids and not translation.segments else None
-    links = align_words(translation, layer=args.align_layer, method=args.align_method, threshold=args.align_threshold,
+    layer = -1 if args.align_layer is None else args.align_layer.layer  # -1: the last layer
+    links = align_words(translation, layer=layer, method=args.align_method, threshold=args.align_threshold,
                         continuing_prefix=translator.tokenizers.source.continuing_prefix)
     return to_pharaoh(links)
 
@@ -256,18 +265,17 @@ def run(args: argparse.Namespace) -> int:
     if args.target_lang is not None:
         _choose_target_language(translator, fix_arg(args.target_lang))
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
-    if args.align and not -layers <= args.align_layer < layers:
-        raise UsageError(f"--align-layer {args.align_layer}: the model has {layers} decoder layers (0..{layers - 1})")
+    if args.align_layer is not None:
+        checked_heads([args.align_layer], "--align-layer", layers, heads)
     options: dict[str, Any] = {}
     if args.prefix is not None:
         options["prefix_text"] = fix_arg(args.prefix)
     if args.ablate:
+        from nmt_desktop.core.analysis.head_names import expand_heads
         from nmt_desktop.core.analysis.heads import ablation_mask
 
-        try:
-            options["head_mask"] = ablation_mask(translator, args.ablate)
-        except ValueError as exc:
-            raise UsageError(f"--ablate: {exc}") from None
+        checked_heads(args.ablate, "--ablate", layers, heads)
+        options["head_mask"] = ablation_mask(translator, expand_heads(args.ablate, heads))
     utf8_stdout()
 
     if args.text:

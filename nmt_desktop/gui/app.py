@@ -403,7 +403,7 @@ def run_gui(args: argparse.Namespace) -> int:
         if args.text is not None:
             if window.info is None:
                 raise HeadlessError("no model to translate with: use -m MODEL (no bundled model found)")
-            _check_head(args, window.info)
+            screenshot.check_focus(args, window.info)
             panel.source.setPlainText(args.text)
             finished: list[int] = []
             panel.translationFinished.connect(finished.append)
@@ -415,8 +415,8 @@ def run_gui(args: argparse.Namespace) -> int:
             state = panel.document.current()
             rows = 0 if state is None else len(state.steps)
             wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint")
-            if args.view == "focus" or args.layer is not None:
-                panel.view.focus(args.layer or 0, args.head or 0)
+            if args.view == "focus" or getattr(args, "focus", None) is not None:
+                screenshot.focus(panel.view, getattr(args, "focus", None))
             elif hasattr(panel.view, "show_grid"):
                 panel.view.show_grid()
             if getattr(args, "analysis_view", None) is not None:
@@ -464,12 +464,3 @@ def _with_dialog(pixmap: Any, dialog: Any) -> Any:
     painter.drawPixmap((pixmap.width() - shot.width()) // 2, (pixmap.height() - shot.height()) // 2, shot)
     painter.end()
     return pixmap
-
-
-def _check_head(args: argparse.Namespace, info: Any) -> None:
-    if args.layer is not None and not 0 <= args.layer < info.layers:
-        raise HeadlessError(f"--layer {args.layer} is out of range: the model has {info.layers} decoder layers "
-                            f"(0..{info.layers - 1})", 2)
-    if args.head is not None and not 0 <= args.head < info.heads:
-        raise HeadlessError(f"--head {args.head} is out of range: the model has {info.heads} heads "
-                            f"(0..{info.heads - 1})", 2)

@@ -26,6 +26,7 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Signal
 
 from nmt_desktop.core.analysis.attention_data import KIND_TITLES, KINDS, AttentionData
+from nmt_desktop.core.analysis.head_names import head_name, layer_name
 
 from . import export
 from .focus_view import FocusView
@@ -300,6 +301,7 @@ class AttentionView(QtWidgets.QWidget):
         else:
             matrix = self._R[i, : self._rows]
             title = f"{KIND_TITLES[self._shown_kind]} · {self._cells[i].title}"
+        self.focus_title = title  # also the CSV export's corner cell
         self.focus_view.set_matrix(matrix, self._shown_source, self._shown_target, title, self._scale,
                                    self._levels_for(i) if i is not None else None,
                                    ("target", "source") if self._shown_kind == "cross" else ("query", "key"))
@@ -405,7 +407,7 @@ class AttentionView(QtWidgets.QWidget):
             return
         for layer in range(layers):
             for head in list(range(heads)) + [-1]:
-                title = f"L{layer + 1} H{head + 1}" if head >= 0 else f"L{layer + 1} avg"
+                title = head_name(layer, head) if head >= 0 else f"{layer_name(layer)} avg"
                 col = head if head >= 0 else heads
                 self._cells.append(self._make_cell(layer, col, title, layer, head))
         self._cells.append(self._make_cell(layers, heads, "all", -1, -1))
@@ -435,7 +437,7 @@ class AttentionView(QtWidgets.QWidget):
         self._refresh_focus()
         if Path(path).suffix.lower() == ".csv":
             source, target = self.focus_view.tokens()
-            export.save_csv(path, self.focus_view.matrix(), source, target)
+            export.save_csv(path, self.focus_view.matrix(), source, target, title=self.focus_title)
             return
         export._suffix(path, export.IMAGE_SUFFIXES)
         export.ensure_laid_out(self.focus_view.graphics)

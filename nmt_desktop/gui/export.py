@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from nmt_desktop.core.analysis.attention_data import AttentionData
 
 IMAGE_SUFFIXES = (".png", ".svg")
+# written into NPZ and JSON exports: arrays count from 0, people from 1 (core/analysis/head_names.py)
+INDEX_NOTE = ("weights[layer][head][target][source], each counted from 0: L3 H2 (decoder layer 3, head 2) "
+              "is weights[2][1]")
 
 
 def _suffix(path: str | Path, allowed: tuple[str, ...]) -> str:
@@ -35,18 +38,21 @@ def _token_array(tokens: list[str]) -> np.ndarray:
 
 
 def save_npz(path: str | Path, data: "AttentionData") -> None:
-    """Arrays: weights (L, H, T, S) float32, source_tokens, target_tokens (unicode), kind (unicode scalar)."""
+    """Arrays: weights (L, H, T, S) float32, source_tokens, target_tokens (unicode), kind and index (unicode
+    scalars; index: INDEX_NOTE)."""
     with open(path, "wb") as fh:  # a file object: np.savez would append ".npz" to a path lacking it
         np.savez(fh, weights=np.ascontiguousarray(data.weights, dtype=np.float32),
                  source_tokens=_token_array(data.source_tokens), target_tokens=_token_array(data.target_tokens),
-                 kind=np.array(data.kind, dtype=str))
+                 kind=np.array(data.kind, dtype=str), index=np.array(INDEX_NOTE, dtype=str))
 
 
 def save_json(path: str | Path, data: "AttentionData") -> None:
-    """{"kind", "source_tokens", "target_tokens", "weights": [layers][heads][target][source]}.
+    """{"kind", "index": INDEX_NOTE, "source_tokens", "target_tokens",
+    "weights": [layers][heads][target][source]}.
 
     Weights are the float32 values widened to float64, so reading them back as float32 is exact."""
-    obj = {"kind": data.kind, "source_tokens": list(data.source_tokens), "target_tokens": list(data.target_tokens),
+    obj = {"kind": data.kind, "index": INDEX_NOTE, "source_tokens": list(data.source_tokens),
+           "target_tokens": list(data.target_tokens),
            "weights": np.asarray(data.weights, dtype=np.float32).astype(np.float64).tolist()}
     Path(path).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
 
@@ -58,16 +64,17 @@ def save_tensors(path: str | Path, data: "AttentionData") -> None:
         save_json(path, data)
 
 
-def save_csv(path: str | Path, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str]) -> None:
-    """Header row: "" then the source tokens; then one row per target token: the token, then its weights
-    (9 significant digits, enough to read float32 back exactly)."""
+def save_csv(path: str | Path, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str],
+             title: str = "") -> None:
+    """Header row: `title` (what the matrix is, e.g. "Cross-attention · L3 H2") then the source tokens; then one
+    row per target token: the token, then its weights (9 significant digits, enough to read float32 back exactly)."""
     matrix = np.asarray(matrix)
     if matrix.shape != (len(target_tokens), len(source_tokens)):
         raise ValueError(f"matrix shape {matrix.shape} does not match {len(target_tokens)} target x "
                          f"{len(source_tokens)} source tokens")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["", *source_tokens])
+        writer.writerow([title, *source_tokens])
         for token, row in zip(target_tokens, matrix):
             writer.writerow([token, *(format(float(v), ".9g") for v in row)])
 

@@ -11,9 +11,11 @@ HeadlessError with the view's own one-line message.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import SignalInstance
+
+from nmt_desktop.core.analysis.head_names import HeadNameError, HeadRef, check_head_refs, expand_heads
 
 from .headless import HeadlessError, wait_until
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from .analysis.forced_prefix import ForcedPrefixView
     from .analysis.job import JobView
     from .app import MainWindow
+    from .attention_view import AttentionView
 
 # --analysis-view NAME -> the AnalysisPanel attribute holding that view (tab order)
 VIEWS = {"stats": "stats", "ablation": "ablation", "alignments": "alignment", "coverage": "coverage",
@@ -56,6 +59,26 @@ def check_options(args: argparse.Namespace) -> None:
     args.tab = "analysis"
 
 
+def check_focus(args: argparse.Namespace, info: Any) -> None:
+    """HeadlessError (code 2) when `--focus L3H2` names a layer or head the loaded model (`info`) lacks."""
+    focus = getattr(args, "focus", None)
+    if focus is not None:
+        _check_heads([focus], "--focus", info.layers, info.heads)
+
+
+def focus(view: AttentionView, ref: HeadRef | None) -> None:
+    """Open the focus view on `--focus` (a layer alone: its heads averaged; None: the first head)."""
+    ref = ref or HeadRef(0, 0)
+    view.focus(ref.layer, -1 if ref.head is None else ref.head)
+
+
+def _check_heads(refs: list[HeadRef], flag: str, layers: int, heads: int) -> None:
+    try:
+        check_head_refs(refs, flag, layers, heads)
+    except HeadNameError as exc:
+        raise HeadlessError(str(exc), 2) from None
+
+
 def prepare_analysis_view(window: MainWindow, args: argparse.Namespace) -> None:
     """Show `args.analysis_view` on the Analysis tab and, for a job view, run its job and wait for the result."""
     panel = window.analysis_panel
@@ -69,7 +92,8 @@ def prepare_analysis_view(window: MainWindow, args: argparse.Namespace) -> None:
         prepare(window, view, args)
 
 
-def _run_job(view: JobView, start: Callable[[], int], done: SignalInstance, what: str, message: Callable[[], str]) -> None:
+def _run_job(view: JobView, start: Callable[[], int], done: SignalInstance, what: str,
+             message: Callable[[], str]) -> None:
     """Start a view's background job and process events until it ends (the view's request_id back to 0);
     HeadlessError with the view's message unless `done` was emitted."""
     results: list[tuple] = []
@@ -83,12 +107,9 @@ def _run_job(view: JobView, start: Callable[[], int], done: SignalInstance, what
 
 def _ablation(window: MainWindow, view: AblationView, args: argparse.Namespace) -> None:
     cfg = view.translator.config
-    heads = args.ablate or [(cfg.decoder_layers - 1, h) for h in range(cfg.n_heads)]  # default: the last layer
-    unknown = [f"{layer}:{head}" for layer, head in heads if (layer, head) not in view.boxes]
-    if unknown:
-        raise HeadlessError(f"--ablate {','.join(unknown)} is out of range: the model has {cfg.decoder_layers} "
-                            f"decoder layers x {cfg.n_heads} heads (0-based)", 2)
-    view.set_heads(heads)
+    refs = args.ablate or [HeadRef(cfg.decoder_layers - 1)]  # default: the last layer's heads
+    _check_heads(refs, "--ablate", cfg.decoder_layers, cfg.n_heads)
+    view.set_heads(expand_heads(refs, cfg.n_heads))
     _run_job(view, view.retranslate, view.retranslated, "the re-translation with heads off", view.status.text)
 
 

@@ -84,10 +84,9 @@ def test_mean_replacement_runs_and_differs_from_zeroing(tiny_translator, probe):
     assert nothing.target_ids == tr.translate(text).target_ids
 
 
-def test_parse_heads_and_bad_head():
-    assert A.parse_heads("0:1, 1:3") == [(0, 1), (1, 3)]
-    with pytest.raises(ValueError):
-        A.parse_heads("0-1")
+def test_ablation_mask_names_a_missing_head_as_people_write_it(tiny_translator):
+    with pytest.raises(ValueError, match="no cross-attention head L9 H1 in a model with 2 decoder layers"):
+        A.ablation_mask(tiny_translator, [(8, 0)])
 
 
 # --- statistics and ranking ----------------------------------------------------------------------------

@@ -331,7 +331,7 @@ def run_gui_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 def test_cli_gui_screenshot(tiny_model_dir, tmp_path) -> None:
     out = tmp_path / "out.png"
-    proc = run_gui_cli("-m", str(tiny_model_dir), "--text", "red cat runs", "--layer", "1", "--head", "2",
+    proc = run_gui_cli("-m", str(tiny_model_dir), "--text", "red cat runs", "--focus", "L2H3",
                        "--screenshot", str(out), tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = out.read_bytes()
@@ -355,10 +355,16 @@ def test_cli_gui_bad_model_is_one_line(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["gui", "--view", "grid", "--layer", "1"], "drop --view grid"),
+    (["gui", "--view", "grid", "--focus", "L1H1"], "--focus chooses the focus view: drop --view grid"),
     (["gui", "--beam", "0"], "--beam"),
     (["gui", "--tab", "nope"], "--tab"),
-    (["gui", "--head", "-1"], "--head"),
+    (["gui", "--layer", "1", "--head", "2"], "--layer 1 --head 2: the focused head is now --focus L3H2, counted "
+                                             "from 1 (--layer 1 --head 2 in the old 0-based spelling is --focus L2H3)"),
+    (["gui", "--layer", "2"], "(--layer 2 in the old 0-based spelling is --focus L3H1)"),
+    (["gui", "--head", "-1"], "--head -1: the focused head is now --focus L3H2, counted from 1"),
+    (["gui", "--focus", "1:2"], "--focus 1:2: heads are now written like L3H2, counted from 1 (1:2 in the old "
+                                "0-based spelling is L2H3)"),
+    (["gui", "--focus", "x"], "--focus 'x': expected"),
 ])
 def test_cli_gui_usage_errors_exit_2(args, message, capsys) -> None:
     from nmt_desktop.cli.main import main

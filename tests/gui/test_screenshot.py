@@ -24,7 +24,8 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import screenshot  # noqa: E402
 
 TEXT = "red cat runs big dog"
-LAST_LAYER = "1:0,1:1,1:2,1:3"  # every head of the tiny model's last decoder layer
+LAST_LAYER = "L2H1,L2H2,L2H3,L2H4"  # every head of the tiny model's last decoder layer
+LAST_HEADS = [(1, 0), (1, 1), (1, 2), (1, 3)]  # the same as 0-based indices
 
 
 @pytest.fixture
@@ -98,7 +99,7 @@ def test_plain_views(monkeypatch, app_dirs, tiny_model_dir, tiny_translator, vie
 
 def test_ablation_view_shows_the_changed_translation(monkeypatch, app_dirs, tiny_model_dir, tiny_translator) -> None:
     seen = shoot(monkeypatch, tiny_model_dir, app_dirs / "ablation.png", "ablation", "--ablate", LAST_LAYER)
-    heads = analysis.parse_heads(LAST_LAYER)
+    heads = LAST_HEADS
     assert sorted(seen["heads"]) == heads
     expected = tiny_translator.translate(TEXT, seen["cfg"], head_mask=analysis.ablation_mask(tiny_translator, heads))
     assert seen["ablated"] == expected.target_ids != seen["original"]
@@ -107,7 +108,7 @@ def test_ablation_view_shows_the_changed_translation(monkeypatch, app_dirs, tiny
 
 def test_ablation_defaults_to_the_last_layer(monkeypatch, app_dirs, tiny_model_dir) -> None:
     seen = shoot(monkeypatch, tiny_model_dir, app_dirs / "ablation.png", "ablation")
-    assert sorted(seen["heads"]) == analysis.parse_heads(LAST_LAYER)
+    assert sorted(seen["heads"]) == LAST_HEADS
 
 
 def test_forced_view_forces_the_second_best_token(monkeypatch, app_dirs, tiny_model_dir) -> None:
@@ -145,12 +146,16 @@ def test_child_process_beam_tree_screenshot(tiny_model_dir, tmp_path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--analysis-view", "nope"], "--analysis-view: invalid choice: 'nope'"),
-    (["--ablate", "1:0"], "--ablate needs --analysis-view ablation"),
+    (["--ablate", "L2H1"], "--ablate needs --analysis-view ablation"),
     (["--force-step", "2", "--analysis-view", "ablation"], "--force-step needs --analysis-view forced"),
     (["--analysis-view", "compare"], "needs --compare MODEL"),
     (["--analysis-view", "beam-tree", "--beam", "1"], "needs --beam 2 or more"),
     (["--analysis-view", "stats", "--tab", "train"], "drop --tab train"),
-    (["--analysis-view", "ablation", "--ablate", "7:0"], "--ablate 7:0 is out of range"),
+    (["--analysis-view", "ablation", "--ablate", "L8H1"], "--ablate L8H1: the model has 2 decoder layers (L1..L2)"),
+    (["--analysis-view", "ablation", "--ablate", "L1H5"], "--ablate L1H5: the model has 4 heads per decoder layer"),
+    (["--analysis-view", "ablation", "--ablate", "7:0"], "--ablate 7:0: heads are now written like L3H2, counted "
+                                                         "from 1 (7:0 in the old 0-based spelling is L8H1)"),
+    (["--focus", "L3"], "--focus L3: the model has 2 decoder layers (L1..L2)"),
     (["--analysis-view", "forced", "--force-step", "99"], "--force-step 99 is out of range"),
     (["--analysis-view", "ablation", "--ablate", "x"], "--ablate"),
 ])

@@ -2,7 +2,8 @@
 
 Everything here reads the decoder's cross-attention `(layers, heads, target_len, source_len)` of a
 `Translation` (rows sum to 1 over the source) or re-translates with heads switched off. Heads are
-addressed 0-based as (layer, head) of the decoder's cross-attention.
+addressed 0-based as (layer, head) of the decoder's cross-attention; people read and type them as
+`L3 H2`, counted from 1 (head_names.py).
 
 - `head_stats` / `probe_head_stats`: per-head entropy, attention sinks, diagonality, coverage.
 - `ablation_mask` (zeroing, through `head_mask`), `head_means` + `HeadOverride` (mean ablation).
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Sequence
 import numpy as np
 import torch
 
+from nmt_desktop.core.analysis.head_names import head_name
 from nmt_desktop.core.analysis.words import join_word, real_words, word_matrix
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.tokenizer import WORD_START
@@ -143,21 +145,10 @@ def ablation_mask(translator: "Translator", heads: Sequence[tuple[int, int]]) ->
     mask = torch.ones(cfg.decoder_layers, cfg.n_heads)
     for layer, head in heads:
         if not (0 <= layer < cfg.decoder_layers and 0 <= head < cfg.n_heads):
-            raise ValueError(f"no cross-attention head {layer}:{head} in a model with {cfg.decoder_layers} "
+            raise ValueError(f"no cross-attention head {head_name(layer, head)} in a model with {cfg.decoder_layers} "
                              f"decoder layers of {cfg.n_heads} heads")
         mask[layer, head] = 0.0
     return mask.to(translator.device)
-
-
-def parse_heads(text: str) -> list[tuple[int, int]]:
-    """"L:H[,L:H...]" (0-based) -> [(L, H), ...]; ValueError on bad syntax."""
-    heads = []
-    for item in text.split(","):
-        parts = item.strip().split(":")
-        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-            raise ValueError(f"expected LAYER:HEAD pairs like 0:1,1:3 (0-based), got {text!r}")
-        heads.append((int(parts[0]), int(parts[1])))
-    return heads
 
 
 def head_means(translator: "Translator", probe_sources: Sequence[str], batch_size: int = 16) -> torch.Tensor:

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, Q
                                QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis.head_names import head_description, head_name
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import split_sentences
 
@@ -97,8 +98,8 @@ class AblationView(JobView):
         self.boxes = {}
         if translator is not None:
             for layer, head in analysis.all_heads(translator):
-                box = QCheckBox(f"{layer}:{head}")
-                box.setToolTip(f"decoder layer {layer}, cross-attention head {head}")
+                box = QCheckBox(head_name(layer, head))
+                box.setToolTip(head_description(layer, head))
                 self.grid.addWidget(box, layer, head)
                 self.boxes[(layer, head)] = box
         self._update_enabled()

@@ -12,17 +12,18 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QGraphics
                                QGraphicsView, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis.head_names import layer_name
 from nmt_desktop.core.analysis.words import words_of
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
 
-ALIGN_LAYERS = ("Last layer (avg heads)", "All layers (avg)")  # then "Layer N (avg heads)"
+ALIGN_LAYERS = ("Last layer (avg heads)", "All layers (avg)")  # then "L3 (avg heads)", counted from 1
 
 
 def layer_items(layers: int) -> list[str]:
     """The items of a layer combo read by `layer_choice`."""
-    return list(ALIGN_LAYERS) + [f"Layer {i} (avg heads)" for i in range(layers)]
+    return list(ALIGN_LAYERS) + [f"{layer_name(i)} (avg heads)" for i in range(layers)]
 
 
 def layer_choice(index: int) -> int | None:

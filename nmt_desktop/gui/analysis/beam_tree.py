@@ -11,6 +11,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsView,
                                QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
+from nmt_desktop.core.analysis.head_names import HeadRef
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
@@ -108,8 +109,10 @@ class BeamTreeView(JobView):
         self.head.clear()
         if translator is not None:
             L, H = translator.config.decoder_layers, translator.config.n_heads
-            self.head.addItems([f"Layer {l} (avg heads)" for l in reversed(range(L))]
-                               + [f"Layer {l} head {h}" for l in range(L) for h in range(H)])
+            refs = [HeadRef(l) for l in reversed(range(L))] + [HeadRef(l, h) for l in range(L) for h in range(H)]
+            for ref in refs:
+                self.head.addItem(ref.name if ref.head is not None else f"{ref.name} (avg heads)")
+                self.head.setItemData(self.head.count() - 1, ref.description, Qt.ToolTipRole)
         self.head.blockSignals(False)
         self._draw()
         self._update_enabled()

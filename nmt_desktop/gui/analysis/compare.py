@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser,
                                QVBoxLayout, QWidget)
 
+from nmt_desktop.core.analysis.head_names import head_name
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
@@ -54,7 +55,11 @@ class CompareView(JobView):
         self.run_button.clicked.connect(lambda: self.compare())
         self.layer = QSpinBox()
         self.head = QSpinBox()
-        for w in (self.layer, self.head):
+        for w, prefix, tip in ((self.layer, "L", "Decoder layer compared, counted from 1"),
+                               (self.head, "H", "Cross-attention head compared, counted from 1")):
+            w.setPrefix(prefix)  # reads L3 and H2, the spelling of every view (core/analysis/head_names.py)
+            w.setRange(1, 1)
+            w.setToolTip(tip)
             w.valueChanged.connect(lambda _v: self.refresh())
         self.texts = QTextBrowser()
         self.texts.setMaximumHeight(110)
@@ -114,8 +119,8 @@ class CompareView(JobView):
     def _update_ranges(self) -> None:
         models = [t for t in (self.translator, self.other) if t is not None]
         if models:
-            self.layer.setMaximum(min(t.config.decoder_layers for t in models) - 1)
-            self.head.setMaximum(min(t.config.n_heads for t in models) - 1)
+            self.layer.setMaximum(min(t.config.decoder_layers for t in models))
+            self.head.setMaximum(min(t.config.n_heads for t in models))
         self._update_enabled()
 
     def _update_enabled(self) -> None:
@@ -147,9 +152,9 @@ class CompareView(JobView):
     def refresh(self) -> None:
         if self.a is None or self.b is None or self.a.attention is None or self.b.attention is None:
             return
-        layer, head = self.layer.value(), self.head.value()
+        layer, head = self.layer.value() - 1, self.head.value() - 1  # the spin boxes count from 1
         ma, mb = self.a.attention[layer, head], self.b.attention[layer, head]  # (T, S) each
-        title = f"layer {layer} head {head}"
+        title = head_name(layer, head)
         self.view_a.set_matrix(ma, self.a.source_tokens, self.a.target_tokens, title=f"A · {title}")
         self.view_b.set_matrix(mb, self.b.source_tokens, self.b.target_tokens, title=f"B · {title}")
         if self.same_tokens():

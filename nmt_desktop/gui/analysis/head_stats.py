@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis.head_names import head_description, head_name, layer_name
 
 from ..heatmap import colormap, top_level
 
@@ -91,8 +92,10 @@ class HeadStatsView(QWidget):
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(self.rows))
         for r, s in enumerate(self.rows):
-            self.table.setItem(r, 0, NumericItem(s.layer * 10000 + s.head, str(s.layer)))  # ties: head order
-            self.table.setItem(r, 1, NumericItem(s.head, str(s.head)))
+            self.table.setItem(r, 0, NumericItem(s.layer * 10000 + s.head, layer_name(s.layer)))  # ties: head order
+            self.table.setItem(r, 1, NumericItem(s.head, head_name(s.layer, s.head)))
+            for c in (0, 1):
+                self.table.item(r, c).setToolTip(head_description(s.layer, s.head))
             for c, name in enumerate(STAT_FIELDS):
                 value = getattr(s, name)
                 self.table.setItem(r, 2 + c, NumericItem(value, f"{value:.3f}"))
@@ -151,7 +154,7 @@ class HeadStatsView(QWidget):
         for i, s in enumerate(ordered):
             r, c = divmod(i, columns)
             sub = self.graphics.addLayout(row=r, col=c)
-            sub.addLabel(f"L{s.layer} H{s.head} · {getattr(s, field_name):.3f}", row=0, col=0, size="8pt",
+            sub.addLabel(f"{head_name(s.layer, s.head)} · {getattr(s, field_name):.3f}", row=0, col=0, size="8pt",
                          color="#333")
             box = sub.addViewBox(row=1, col=0, lockAspect=False, enableMouse=False, invertY=True)
             box.setMenuEnabled(False)

@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout,
                                QWidget)
 
+from nmt_desktop.core.analysis.head_names import head_name
+
 from ..focus_view import FocusView
 
 PLOTS = {  # key: (plot, legend name, colour)
@@ -96,6 +98,7 @@ class ProbeView(QGroupBox):
         self.layer = QSpinBox()
         self.head = QSpinBox()
         for spin, name in ((self.layer, "layer"), (self.head, "head")):
+            spin.setPrefix(name[0].upper())  # L3, H2: the spelling of every view (core/analysis/head_names.py)
             spin.setRange(1, 1)
             spin.valueChanged.connect(lambda _v: self._show())
             pick.addWidget(QLabel(name))
@@ -135,5 +138,5 @@ class ProbeView(QGroupBox):
         layer, head = self.layer.value() - 1, self.head.value() - 1
         matrix = att[layer, head]
         self.view.set_matrix(matrix, self.probe.get("source_tokens", []), self.probe.get("target_tokens", []),
-                             title=f"step {self.probe['step']}: layer {layer + 1}, head {head + 1}")
+                             title=f"step {self.probe['step']}: {head_name(layer, head)}")
         self.label.setText(f"“{self.probe.get('source', '')}” → “{self.probe.get('translation', '')}”")
