@@ -51,7 +51,8 @@ def test_head_stats_table_matches_core(panel, translation, tiny_translator) -> N
     assert table.rowCount() == len(expected) == cfg.decoder_layers * cfg.n_heads
     shown = {}
     for r in range(table.rowCount()):
-        key = (int(table.item(r, 0).text()), int(table.item(r, 1).text()))
+        key = next((s.layer, s.head) for s in expected if table.item(r, 1).text() == f"L{s.layer + 1} H{s.head + 1}")
+        assert table.item(r, 0).text() == f"L{key[0] + 1}"  # counted from 1, like every view
         shown[key] = [table.item(r, 2 + c).text() for c in range(len(STAT_FIELDS))]
     for s in expected:
         assert shown[(s.layer, s.head)] == [f"{getattr(s, f):.3f}" for f in STAT_FIELDS]
@@ -226,8 +227,8 @@ def test_compare_two_models(qtbot, panel, translation, tiny_translator, tiny_mod
     assert not view.run_button.isEnabled()  # no model B yet
     with qtbot.waitSignal(view.otherLoaded, timeout=TIMEOUT_MS):
         view.load_other(str(tiny_model_dir))  # the same weights from disk: identical tokens, zero difference
-    view.layer.setValue(1)
-    view.head.setValue(2)
+    view.layer.setValue(2)  # L2 H3, counted from 1: attention[1, 2]
+    view.head.setValue(3)
     with qtbot.waitSignal(view.compared, timeout=TIMEOUT_MS) as blocker:
         assert view.compare()
     a, b = blocker.args
@@ -260,8 +261,8 @@ def test_compare_models_with_different_vocabularies(qtbot, panel, translation) -
     panel.set_translation(translation, CFG)
     view = panel.compare
     view.set_other(Translator(perturbed_model(cfg, seed=4), tokenizers, name="other vocabulary"))
-    assert (view.layer.maximum(), view.head.maximum()) == (0, 1)  # what both models have
-    view.head.setValue(1)
+    assert (view.layer.maximum(), view.head.maximum()) == (1, 2)  # what both models have: L1, H1..H2
+    view.head.setValue(2)
     with qtbot.waitSignal(view.compared, timeout=TIMEOUT_MS) as blocker:
         assert view.compare()
     a, b = blocker.args

@@ -261,17 +261,18 @@ def test_exports_match_the_translation(av_view, av_decoded, tmp_path):
         assert npz["source_tokens"].tolist() == tr.source_tokens
         assert npz["target_tokens"].tolist() == tr.target_tokens
         assert str(npz["kind"]) == "cross"
+        assert "L3 H2 (decoder layer 3, head 2) is weights[2][1]" in str(npz["index"])
 
     av_view.export_tensors(str(tmp_path / "t.json"))
     obj = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
-    assert obj["kind"] == "cross" and obj["source_tokens"] == tr.source_tokens
+    assert obj["kind"] == "cross" and obj["source_tokens"] == tr.source_tokens and "weights[2][1]" in obj["index"]
     assert obj["target_tokens"] == tr.target_tokens
     np.testing.assert_array_equal(np.array(obj["weights"], dtype=np.float32), tr.attention)
 
     av_view.export_focus(str(tmp_path / "focus.csv"))
     with open(tmp_path / "focus.csv", encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh))
-    assert rows[0][1:] == tr.source_tokens
+    assert rows[0] == ["Cross-attention · L2 H4", *tr.source_tokens]  # focus(1, 3), as the view titles it
     assert [r[0] for r in rows[1:]] == tr.target_tokens
     numbers = np.array([[float(x) for x in r[1:]] for r in rows[1:]])
     np.testing.assert_allclose(numbers, tr.attention[1, 3], atol=1e-6)
