@@ -28,9 +28,9 @@ from PySide6.QtCore import Signal
 from nmt_desktop.core.analysis.attention_data import KIND_TITLES, KINDS, AttentionData
 from nmt_desktop.core.analysis.head_names import head_name, layer_name
 
-from . import export
+from . import export, theme
 from .focus_view import FocusView
-from .heatmap import COLOR_SCALES, LOG_LEVELS, HeatmapCell, display_image, top_level
+from .heatmap import COLOR_SCALES, LOG_LEVELS, HeatmapCell, display_image, paper_theme, top_level
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
@@ -98,7 +98,6 @@ class AttentionView(QtWidgets.QWidget):
         bar.addWidget(self.export_button)
         # grid + focus
         self.grid = pg.GraphicsLayoutWidget()
-        self.grid.setBackground("w")
         self.grid.ci.setSpacing(2)
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setWidgetResizable(True)
@@ -145,6 +144,14 @@ class AttentionView(QtWidgets.QWidget):
         self.scale_combo.currentIndexChanged.connect(lambda i: self.set_color_scale(self.scale_combo.itemData(i)))
         self.focus_view.hovered.connect(self._set_highlight)
         self._update_kind_items()
+        theme.follow(self, self._restyle)
+
+    def _restyle(self, look: theme.Theme) -> None:
+        """The grid's background and every cell's colours and colour map (the focus view follows by itself)."""
+        self._look = look
+        self.grid.setBackground(look.plot_background)
+        for cell in self._cells:
+            cell.restyle(look)
 
     # --- content ----------------------------------------------------------------------------------
 
@@ -430,7 +437,12 @@ class AttentionView(QtWidgets.QWidget):
     def export_grid(self, path: str) -> None:
         """The whole grid as .png or .svg (by suffix)."""
         export.ensure_laid_out(self.grid)
-        export.save_scene_image(path, self.grid.ci)
+        shown = self._look
+        self._restyle(paper_theme())  # light figure, the chosen colour map
+        try:
+            export.save_scene_image(path, self.grid.ci)
+        finally:
+            self._restyle(shown)
 
     def export_focus(self, path: str) -> None:
         """The focus view as .png/.svg, or its matrix as .csv (header: source tokens; first column: target)."""
@@ -441,7 +453,10 @@ class AttentionView(QtWidgets.QWidget):
             return
         export._suffix(path, export.IMAGE_SUFFIXES)
         export.ensure_laid_out(self.focus_view.graphics)
-        export.save_scene_image(path, self.focus_view.graphics.ci)
+        self.focus_view.fit_ticks()  # labels fitted to the size it is exported at
+        export.ensure_laid_out(self.focus_view.graphics)
+        with self.focus_view.paper():
+            export.save_scene_image(path, self.focus_view.graphics.ci)
 
     def export_tensors(self, path: str) -> None:
         """What is shown (kind, merge applied) as .npz (weights, source_tokens, target_tokens, kind; no

@@ -3,6 +3,9 @@ tokens (.npz/.json) and one matrix as CSV.
 
 Nothing here pickles: `.npz` files hold float32 weights and unicode string arrays, so
 ``np.load(path, allow_pickle=False)`` reads them.
+
+Tokens: images are for people and show every token as `words.display_piece` spells it ("·word", never "▁");
+NPZ, JSON and CSV are for programs and keep the tokenizer's raw pieces ("▁word": "▁" is a word start).
 """
 
 from __future__ import annotations
@@ -127,7 +130,7 @@ def ensure_laid_out(view: pg.GraphicsView, size: QtCore.QSize | None = None) -> 
     if view.isVisible() and view.width() > 10 and view.height() > 10:
         return
     size = size or view.size()
-    w, h = max(size.width(), 640), max(size.height(), 480)
+    w, h = max(size.width(), 640, view.minimumWidth()), max(size.height(), 480, view.minimumHeight())
     if not view.isVisible():
         view.resize(w, h)
     pg.GraphicsView.setRange(view, QtCore.QRectF(0, 0, w, h), padding=0, disableAutoPixel=False)

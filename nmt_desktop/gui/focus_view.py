@@ -1,63 +1,102 @@
 """The focus view: one attention matrix, large, with token ticks, a colour bar and the value under the cursor.
 
 Opened from a cell of the attention grid (attention_view.py) and used on its own by the Analysis and
-Train tabs. Colour scales: see heatmap.py.
+Train tabs. Colour scales: see heatmap.py. Every token is labelled (token_axis.py): labels rotate and
+shrink to fit, and when even the smallest font cannot fit, the plot keeps a minimum size and scrolls.
+Tokens show as `words.display_piece` spells them ("·word" for a word start). Colours follow gui/theme.py.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Signal
 
-from .heatmap import LOG_LEVELS, colormap, display_image, outline_mark, token_label, top_level
+from nmt_desktop.core.analysis.words import display_pieces
+
+from . import theme
+from .heatmap import DIVERGING_COLORMAP, LOG_LEVELS, colormap, display_image, outline_mark, paper_theme, top_level
+from .token_axis import TokenAxis
+
+_COLORBAR_PX = 70  # colour bar and its axis
+_MARGIN_PX = 24
 
 
 class FocusView(QtWidgets.QWidget):
     """One matrix, large: source tokens on x, target tokens on y, a colour bar, the value under the cursor.
 
     `hover(row, col)` is what mouse moves call (and what tests call): it updates the value label and the
-    highlight and emits `hovered(row, col)` ((-1, -1) when the cursor leaves)."""
+    highlight and emits `hovered(row, col)` ((-1, -1) when the cursor leaves). `diverging=True` keeps a
+    blue-white-red map for differences whatever colour map the theme has."""
 
     hovered = Signal(int, int)
 
-    def __init__(self, parent: QtWidgets.QWidget | None = None):
+    def __init__(self, parent: QtWidgets.QWidget | None = None, diverging: bool = False):
         super().__init__(parent)
+        self.diverging = diverging
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=dict(self.axes))
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.invertY(True)
         self.plot.showAxis("top", False)
-        for name in ("left", "bottom"):
-            axis = self.plot.getAxis(name)
-            axis.setTextPen("k")
-            axis.setPen("k")
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap(), interactive=False, width=14,
                                         colorMapMenu=False)
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
-        self.colorbar.getAxis("right").setTextPen("k")
         self.row_mark, self.col_mark = outline_mark(), outline_mark()
         self.plot.addItem(self.row_mark, ignoreBounds=True)
         self.plot.addItem(self.col_mark, ignoreBounds=True)
+        self.scroll = QtWidgets.QScrollArea()  # scrolls only when the labels need more room than there is
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.graphics)
         self.value_label = QtWidgets.QLabel("value under cursor: –")
         self.value_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.value_label)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._source: list[str] = []
         self._target: list[str] = []
+        self._labels: tuple[list[str], list[str]] = ([], [])  # (source, target) as shown
         self._hover = (-1, -1)
         self._names = ("target", "source")
+        self._title = ""
+        self._theme = theme.current()
+        self._fitting = 0
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
-        self.plot.vb.sigResized.connect(self._set_token_ticks)
-        self.plot.vb.sigRangeChanged.connect(self._set_token_ticks)
+        self.plot.vb.sigResized.connect(self.fit_ticks)
+        self.plot.vb.sigRangeChanged.connect(self.fit_ticks)
+        theme.follow(self, self.restyle)
+
+    # look
+    def restyle(self, look: theme.Theme) -> None:
+        """Background, axis and text colours and the colour map of `look` (a gui/theme.py Theme)."""
+        self._theme = look
+        self.graphics.setBackground(look.plot_background)
+        for axis in (*self.axes.values(), self.colorbar.getAxis("right")):
+            axis.setPen(look.plot_text)
+            axis.setTextPen(look.plot_text)
+        self.plot.setTitle(self._title, color=look.plot_text, size="10pt")
+        self.colorbar.setColorMap(pg.colormap.get(DIVERGING_COLORMAP if self.diverging else look.colormap))
+
+    @contextmanager
+    def paper(self) -> Iterator[None]:
+        """Light colours (a figure for a paper) with the current colour map while exporting."""
+        shown = self._theme
+        self.restyle(paper_theme())
+        try:
+            yield
+        finally:
+            self.restyle(shown)
 
     # content
     def set_matrix(self, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str], title: str = "",
@@ -69,6 +108,7 @@ class FocusView(QtWidgets.QWidget):
         rows, cols = matrix.shape
         reshaped = (rows, cols) != self._matrix.shape
         self._matrix, self._source, self._target = matrix, list(source_tokens), list(target_tokens[:rows])
+        self._labels = (display_pieces(self._source), display_pieces(self._target))
         self._names = names
         if levels is None:
             levels = LOG_LEVELS if mode == "log" else (0.0, top_level(matrix))
@@ -77,37 +117,43 @@ class FocusView(QtWidgets.QWidget):
             self.colorbar.setLevels(values=levels)
         else:
             self.image.clear()
-        self.plot.setTitle(f"{title}{' (colour: log10 weight)' if mode == 'log' else ''}", color="k", size="10pt")
-        self._set_token_ticks()
+        self._title = f"{title}{' (colour: log10 weight)' if mode == 'log' else ''}"
+        self.plot.setTitle(self._title, color=self._theme.plot_text, size="10pt")
+        self.axes["bottom"].set_labels(self._labels[0])
+        self.axes["left"].set_labels(self._labels[1])
         if reshaped:
             self.plot.vb.setRange(xRange=(0, max(cols, 1)), yRange=(0, max(rows, 1)), padding=0)
+        self.fit_ticks()
         row, col = self._hover
         self._hover = (-2, -2)  # force a refresh of label and marks
         self.hover(row if row < rows else -1, col if col < cols else -1)
 
-    def _set_token_ticks(self, *_) -> None:
-        """Token strings as tick labels. Where they would overlap (long sentences, small window) only
-        every k-th token is labelled; hovering names every cell."""
-        font = self.plot.getAxis("left").style.get("tickFont") or self.font()
-        metrics = QtGui.QFontMetrics(font)
-        vb = self.plot.vb
-        (x0, x1), (y0, y1) = vb.viewRange()
-        px_per_col = vb.width() / max(x1 - x0, 1e-9) if vb.width() > 0 else 0.0
-        px_per_row = vb.height() / max(y1 - y0, 1e-9) if vb.height() > 0 else 0.0
-        for name, tokens, px in (("bottom", self._source, px_per_col), ("left", self._target, px_per_row)):
-            width = 12 if len(tokens) <= 12 else 8
-            labels = [token_label(t, width) for t in tokens]
-            if name == "bottom":
-                need = max((metrics.horizontalAdvance(t) for t in labels), default=0) + 8
-            else:
-                need = metrics.height() + 2
-            step = max(1, int(np.ceil(need / px))) if px > 0 else max(1, -(-len(tokens) // 30))
-            ticks = [(i + 0.5, text) for i, text in enumerate(labels) if i % step == 0]
-            axis = self.plot.getAxis(name)
-            axis.setTicks([ticks, []])
-            if name == "left":  # labels wider than the axis are dropped by pyqtgraph: size it to fit
-                widest = max((metrics.horizontalAdvance(text) for _, text in ticks), default=20)
-                axis.setWidth(min(200, widest + 16))
+    def fit_ticks(self, *_) -> None:
+        """Fit every token label to the pixels a token has now (token_axis.fit_labels), and give the plot
+        the minimum size at which the smallest labels still fit (the scroll area scrolls below it)."""
+        if self._fitting > 3:  # axes resizing each other: stop after a few rounds (fit_labels has hysteresis)
+            return
+        self._fitting += 1
+        try:
+            vb = self.plot.vb
+            (x0, x1), (y0, y1) = vb.viewRange()
+            px_col = vb.width() / max(x1 - x0, 1e-9) if vb.width() > 0 else 0.0
+            px_row = vb.height() / max(y1 - y0, 1e-9) if vb.height() > 0 else 0.0
+            bottom = self.axes["bottom"].apply_fit(px_col)
+            left = self.axes["left"].apply_fit(px_row)
+            cols, rows = len(self._labels[0]), len(self._labels[1])
+            extra_w, extra_h = _COLORBAR_PX + _MARGIN_PX, 2 * _MARGIN_PX  # title, colour bar, margins
+            if vb.width() > 0 and vb.height() > 0:  # measured: the layout's own overhead
+                extra_w = self.graphics.width() - vb.width() - self.axes["left"].width()
+                extra_h = self.graphics.height() - vb.height() - self.axes["bottom"].height()
+            self.graphics.setMinimumSize(int(left.thickness + cols * bottom.min_px + extra_w + 2),
+                                         int(bottom.thickness + rows * left.min_px + extra_h + 2))
+        finally:
+            self._fitting -= 1
+
+    def token_labels(self) -> tuple[list[str], list[str]]:
+        """(source, target) labels as shown on the axes (display_piece applied, not elided)."""
+        return list(self._labels[0]), list(self._labels[1])
 
     def matrix(self) -> np.ndarray:
         return self._matrix
@@ -126,13 +172,14 @@ class FocusView(QtWidgets.QWidget):
         self._hover = (row, col)
         self.set_highlight(row, col)
         rname, cname = self._names
+        source, target = self._labels
         if row >= 0 and col >= 0:
-            text = (f"value under cursor: {rname} '{self._target[row]}' / {cname} '{self._source[col]}' = "
+            text = (f"value under cursor: {rname} '{target[row]}' / {cname} '{source[col]}' = "
                     f"{float(self._matrix[row, col]):.3f}")
         elif row >= 0:
-            text = f"value under cursor: {rname} '{self._target[row]}'"
+            text = f"value under cursor: {rname} '{target[row]}'"
         elif col >= 0:
-            text = f"value under cursor: {cname} '{self._source[col]}'"
+            text = f"value under cursor: {cname} '{source[col]}'"
         else:
             text = "value under cursor: –"
         self.value_label.setText(text)

@@ -9,26 +9,40 @@ Colour scales (`display_image` / `levels_for`):
 - ``"shared"``: the weights as they are, levels ``(0, max over the whole grid)``;
 - ``"log"``: the image holds ``log10(max(w, LOG_FLOOR))`` and every cell has levels
   ``(log10(LOG_FLOOR), 0)`` = ``(-4, 0)``, so 1e-4 and below are black and 1.0 is the top colour.
+
+The colour map is the theme's (gui/theme.py, View > Colour map); differences use `DIVERGING_COLORMAP`.
+Token labels: token_axis.py (every token) and `words.display_piece` (how a piece reads).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from . import theme
+
 COLOR_SCALES = ("cell", "shared", "log")
 LOG_FLOOR = 1e-4
 LOG_LEVELS = (float(np.log10(LOG_FLOOR)), 0.0)
 _MIN_TOP = 1e-6  # an all-zero matrix still gets a valid (0, tiny) level range
 
+DIVERGING_COLORMAP = "CET-D1"  # blue < 0 < red, for differences of attention
+
 _HIGHLIGHT_BRUSH = QtGui.QColor(255, 255, 255, 70)
 
 
 def colormap() -> pg.ColorMap:
-    return pg.colormap.get("viridis")
+    """The current theme's heatmap colour map."""
+    return pg.colormap.get(theme.current().colormap)
+
+
+def paper_theme() -> theme.Theme:
+    """Light colours with the current colour map: what image exports use (figures for papers)."""
+    return replace(theme.LIGHT, colormap=theme.current().colormap)
 
 
 def display_image(weights: np.ndarray, mode: str) -> np.ndarray:
@@ -41,12 +55,6 @@ def display_image(weights: np.ndarray, mode: str) -> np.ndarray:
 def top_level(values: np.ndarray | float) -> float:
     top = float(np.max(values)) if np.size(values) else 0.0
     return top if np.isfinite(top) and top > _MIN_TOP else _MIN_TOP
-
-
-def token_label(piece: str, width: int = 12) -> str:
-    """A token for an axis tick: kept as is (the "▁" word-start marker stays visible), ellided if long."""
-    text = piece.replace("\n", "\\n").replace("\t", "\\t")
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class CellBox(pg.ViewBox):
@@ -88,19 +96,24 @@ class HeatmapCell:
         self.sub = layout.addLayout(row=row, col=col)
         self.sub.setContentsMargins(2, 2, 2, 2)
         self.sub.setSpacing(0)
-        self.label = self.sub.addLabel(title, row=0, col=0, size="8pt", color="#333")
+        self.label = self.sub.addLabel(title, row=0, col=0, size="8pt")
         self.label.setMaximumHeight(16)
         self.box = CellBox(on_click, on_hover)
-        self.box.setBackgroundColor((232, 232, 232))  # rows still to come show light grey while streaming
         self.sub.addItem(self.box, row=1, col=0)
         self.image = pg.ImageItem(axisOrder="row-major")
-        self.image.setColorMap(colormap())
         self.box.addItem(self.image)
         self.row_mark = _mark()
         self.col_mark = _mark()
         self.box.addItem(self.row_mark, ignoreBounds=True)
         self.box.addItem(self.col_mark, ignoreBounds=True)
         self.y_extent = 0  # rows the view range currently spans
+        self.restyle(theme.current())
+
+    def restyle(self, look: theme.Theme) -> None:
+        """Title colour, the grey of rows still to come while streaming, and the colour map of `look`."""
+        self.label.setText(self.title, color=look.plot_text, size="8pt")
+        self.box.setBackgroundColor(look.pending_cell)
+        self.image.setColorMap(pg.colormap.get(look.colormap))
 
     def set_image(self, image: np.ndarray, levels: tuple[float, float]) -> None:
         rows, cols = image.shape

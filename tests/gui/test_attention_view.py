@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import QObject, Signal
 
 from nmt_desktop.core.analysis.attention_data import AttentionData
-from nmt_desktop.core.analysis.words import word_groups
+from nmt_desktop.core.analysis.words import display_piece, word_groups
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.gui.attention_view import AttentionView
 from nmt_desktop.gui.heatmap import LOG_FLOOR
@@ -210,8 +210,8 @@ def test_click_opens_focus_view_and_hover_highlights_everywhere(av_view, av_deco
         focus.hover(1, 2)
     assert blocker.args == [1, 2]
     value = tr.attention.mean(axis=(0, 1))[1, 2]
-    assert focus.value_label.text() == (f"value under cursor: target '{tr.target_tokens[1]}' / "
-                                        f"source '{tr.source_tokens[2]}' = {value:.3f}")
+    assert focus.value_label.text() == (f"value under cursor: target '{display_piece(tr.target_tokens[1])}' / "
+                                        f"source '{display_piece(tr.source_tokens[2])}' = {value:.3f}")
     assert av_view.highlight() == (1, 2)
     for key in [(0, 0), (1, 3), (1, -1), (-1, -1)]:
         cell = av_view.cell_item(*key)
@@ -222,7 +222,7 @@ def test_click_opens_focus_view_and_hover_highlights_everywhere(av_view, av_deco
     scene_pos = focus.plot.vb.mapViewToScene(QtCore.QPointF(0.5, 2.5))
     _move_mouse(focus.graphics.viewport(), QtCore.QPointF(focus.graphics.mapFromScene(scene_pos)))
     assert focus.hovered_cell() == (2, 0)
-    assert f"target '{tr.target_tokens[2]}'" in focus.value_label.text()
+    assert f"target '{display_piece(tr.target_tokens[2])}'" in focus.value_label.text()
     assert av_view.cell_item(0, 1).row_mark.rect().top() == 2
     focus.hover(-1, -1)
     assert not av_view.cell_item(0, 1).row_mark.isVisible()

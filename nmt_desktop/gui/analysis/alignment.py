@@ -13,7 +13,9 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QGraphics
 
 from nmt_desktop.core.analysis import heads as analysis
 from nmt_desktop.core.analysis.head_names import layer_name
-from nmt_desktop.core.analysis.words import words_of
+from nmt_desktop.core.analysis.words import display_piece, words_of
+
+from .. import theme
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
@@ -59,7 +61,7 @@ class AlignmentView(QWidget):
         self.scene = QGraphicsScene(self)
         self.graphics = QGraphicsView(self.scene)
         self.graphics.setRenderHint(QPainter.Antialiasing)
-        self.graphics.setBackgroundBrush(QBrush(QColor("#ffffff")))
+        theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
         row = QHBoxLayout()
         row.addWidget(QLabel("Attention"))
         row.addWidget(self.layer, 1)
@@ -139,7 +141,8 @@ class AlignmentView(QWidget):
     def _word_boxes(self, words: list[str], y: float, font: QFont, fill: QColor) -> list[QRectF]:
         rects, x = [], 0.0
         for word in words:
-            text = self.scene.addSimpleText(word, font)
+            text = self.scene.addSimpleText(display_piece(word), font)
+            text.setBrush(QBrush(QColor("#111827")))  # dark on the light word boxes in either theme
             w = text.boundingRect().width() + 14
             h = text.boundingRect().height() + 8
             rect = QRectF(x, y, w, h)

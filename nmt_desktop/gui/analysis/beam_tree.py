@@ -12,8 +12,10 @@ from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsScene, QGr
                                QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis.head_names import HeadRef
+from nmt_desktop.core.analysis.words import display_piece, join_pieces
 from nmt_desktop.core.config import DecodeConfig
 
+from .. import theme
 from ..focus_view import FocusView
 from .job import JobView
 
@@ -77,7 +79,6 @@ class BeamTreeView(JobView):
         self.scene = QGraphicsScene(self)
         self.graphics = QGraphicsView(self.scene)
         self.graphics.setRenderHint(QPainter.Antialiasing)
-        self.graphics.setBackgroundBrush(QBrush(QColor("#ffffff")))
         self.node_label = QLabel("")
         self.node_label.setWordWrap(True)
         self.focus = FocusView()
@@ -101,6 +102,7 @@ class BeamTreeView(JobView):
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
         self._update_enabled()
+        theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
 
     def set_translator(self, translator: Translator | None) -> None:
         self.translator, self.state = translator, None
@@ -185,7 +187,7 @@ class BeamTreeView(JobView):
                 item.setPen(_pen_for(node))
                 item.setToolTip(f"step {node.step} · {node.status} · score {node.score:.3f}")
                 self.scene.addItem(item)
-                piece = self.translator.target_pieces([node.token])[0]
+                piece = display_piece(self.translator.target_pieces([node.token])[0])
                 text = self.scene.addSimpleText(f"{piece}\n{node.score:.2f}", font)
                 text.setBrush(QBrush(QColor("#9ca3af" if pruned else "#111827")))
                 text.setPos(rect.x() + 5, rect.y() + 3)
@@ -224,7 +226,7 @@ class BeamTreeView(JobView):
         node = self.state.tree[self.selected]
         pieces = self.translator.target_pieces(self.state.node_tokens(node.id))
         self.node_label.setText(f"Node {node.id} ({node.status}, step {node.step}, score {node.score:.3f}): "
-                                + " ".join(pieces))
+                                + join_pieces(pieces))
         matrix = self.node_matrix(node.id)
         if matrix is not None:
             self.focus.set_matrix(matrix, self.result.source_tokens, pieces, title=self.head.currentText())

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser,
                                QVBoxLayout, QWidget)
@@ -66,8 +65,7 @@ class CompareView(JobView):
         self.status = QLabel("")
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
-        self.view_a, self.view_b, self.view_diff = FocusView(), FocusView(), FocusView()
-        self.view_diff.colorbar.setColorMap(pg.colormap.get("CET-D1"))
+        self.view_a, self.view_b, self.view_diff = FocusView(), FocusView(), FocusView(diverging=True)
         row = QHBoxLayout()
         row.addWidget(self.open_button)
         row.addWidget(self.other_label, 1)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from nmt_desktop.core.analysis.words import display_piece
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
@@ -44,8 +44,7 @@ class ForcedPrefixView(JobView):
         self.layer = QComboBox()
         self.layer.setToolTip("Attention compared: a layer's heads averaged, or all layers")
         self.layer.currentIndexChanged.connect(self.refresh)
-        self.diff = FocusView()
-        self.diff.colorbar.setColorMap(pg.colormap.get("CET-D1"))  # diverging: blue < 0 < red
+        self.diff = FocusView(diverging=True)  # blue < 0 < red
         row = QHBoxLayout()
         row.addWidget(QLabel("Attention difference (new − old) of"))
         row.addWidget(self.layer, 1)
@@ -76,7 +75,7 @@ class ForcedPrefixView(JobView):
         self.prefix = [int(t) for t in translation.target_ids[:step]] + [int(token_id)]
         translator, text, prefix = self.translator, translation.source, list(self.prefix)
         cfg = cfg or DecodeConfig(attention=True, alternatives=5)
-        piece = translator.target_pieces([token_id])[0]
+        piece = display_piece(translator.target_pieces([token_id])[0])
         return self.run_job(lambda: translator.translate(text, cfg, prefix=prefix), self._show_forced,
                             f"Forcing “{piece}” at step {step + 1}: re-decoding…")
 
@@ -113,6 +112,6 @@ class ForcedPrefixView(JobView):
             return
         top = max(float(np.abs(diff).max()), 1e-6)
         old, new = self.old.target_tokens, self.new.target_tokens
-        labels = [n if n == o else f"{o}→{n}" for o, n in zip(old, new)]
+        labels = [display_piece(n) if n == o else f"{display_piece(o)}→{display_piece(n)}" for o, n in zip(old, new)]
         self.diff.set_matrix(diff, self.new.source_tokens, labels[: diff.shape[0]],
                              title=f"new − old ({self.layer.currentText()})", levels=(-top, top))

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from nmt_desktop.core.analysis import heads as analysis
 from nmt_desktop.core.analysis.head_names import head_description, head_name, layer_name
 
-from ..heatmap import colormap, top_level
+from .. import theme
+from ..heatmap import top_level
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
@@ -60,7 +61,6 @@ class HeadStatsView(QWidget):
         self.sort_combo.setToolTip("Order the heatmap grid by this statistic (largest first)")
         self.sort_combo.currentIndexChanged.connect(self._fill_grid)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
         self.grid_order: list[tuple[int, int]] = []
         self._grid_images: list[pg.ImageItem] = []
         self._grid_dirty = False  # the grid is rebuilt when shown: pyqtgraph's set-up per fill is slow
@@ -82,6 +82,15 @@ class HeadStatsView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.hint)
         layout.addWidget(split, 1)
+        self._look = theme.current()
+        theme.follow(self, self._restyle)
+
+    def _restyle(self, look: theme.Theme) -> None:
+        """Background, label colour and colour map of the heatmap grid (rebuilt in the new colours)."""
+        self._look = look
+        self.graphics.setBackground(look.plot_background)
+        if self.rows:
+            self._fill_grid()
 
     def set_translation(self, translation: Translation) -> None:
         assert translation.attention is not None  # AnalysisPanel passes only translations with attention
@@ -155,11 +164,11 @@ class HeadStatsView(QWidget):
             r, c = divmod(i, columns)
             sub = self.graphics.addLayout(row=r, col=c)
             sub.addLabel(f"{head_name(s.layer, s.head)} · {getattr(s, field_name):.3f}", row=0, col=0, size="8pt",
-                         color="#333")
+                         color=self._look.plot_text)
             box = sub.addViewBox(row=1, col=0, lockAspect=False, enableMouse=False, invertY=True)
             box.setMenuEnabled(False)
             matrix = self.attention[s.layer, s.head].astype(np.float32)
             image = pg.ImageItem(matrix, axisOrder="row-major", levels=(0.0, top_level(matrix)))
-            image.setColorMap(colormap())
+            image.setColorMap(pg.colormap.get(self._look.colormap))
             box.addItem(image)
             self._grid_images.append(image)

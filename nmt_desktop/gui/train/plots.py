@@ -1,5 +1,5 @@
 """The Train tab's live plots: loss, learning rate, speed and dev BLEU/chrF against the step, and the probe
-sentence's cross-attention redrawn at each evaluation."""
+sentence's cross-attention redrawn at each evaluation. Background and text colours follow gui/theme.py."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSiz
 
 from nmt_desktop.core.analysis.head_names import head_name
 
+from .. import theme
 from ..focus_view import FocusView
 
 PLOTS = {  # key: (plot, legend name, colour)
@@ -38,15 +39,11 @@ class LivePlots(QWidget):
         self.plots: dict[str, pg.PlotWidget] = {}
         for i, key in enumerate(PLOT_TITLES):
             w = pg.PlotWidget()
-            w.setBackground("w")
-            w.setTitle(PLOT_TITLES[key], color="#374151", size="10pt")
             w.showGrid(x=True, y=True, alpha=0.2)
             w.setLabel("bottom", "step")
             w.setMenuEnabled(False)
             if key in ("loss", "quality"):
                 _legend_above(w.getPlotItem())
-            for axis in ("left", "bottom"):
-                w.getAxis(axis).setTextPen("#374151")
             self.plots[key] = w
             grid.addWidget(w, i // 2, i % 2)
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -56,6 +53,19 @@ class LivePlots(QWidget):
                                                      symbol=symbol, symbolSize=6, symbolBrush=colour,
                                                      symbolPen=None)
         self.series: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in PLOTS}
+        theme.follow(self, self.restyle)
+
+    def restyle(self, look: theme.Theme) -> None:
+        """Background, titles, axes and legend text in the colours of `look`."""
+        for key, w in self.plots.items():
+            w.setBackground(look.plot_background)
+            w.setTitle(PLOT_TITLES[key], color=look.plot_text, size="10pt")
+            for axis in ("left", "bottom"):
+                w.getAxis(axis).setTextPen(look.plot_text)
+                w.getAxis(axis).setPen(look.muted)
+            legend = w.getPlotItem().legend
+            if legend is not None:
+                legend.setLabelTextColor(look.plot_text)
 
     def reset(self) -> None:
         for key in self.series:
@@ -77,7 +87,7 @@ class LivePlots(QWidget):
 def _legend_above(item: pg.PlotItem) -> pg.LegendItem:
     """A one-row legend between the title and the data (the unused top-axis row), so it never covers a curve;
     the curves plotted with a `name` join it."""
-    legend = pg.LegendItem(colCount=4, labelTextColor="#374151", verSpacing=-6, horSpacing=18)
+    legend = pg.LegendItem(colCount=4, verSpacing=-6, horSpacing=18)
     item.layout.removeItem(item.getAxis("top"))  # hidden in these plots; its cell holds the legend
     item.layout.addItem(legend, 1, 1)
     legend.setSizePolicy(QSizePolicy.Maximum, QSizePolicy.Fixed)  # its own width, at the right

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
-from nmt_desktop.core.tokenizer import WORD_START
+from nmt_desktop.core.analysis.words import display_piece
 
 from .output_html import probability
 
@@ -50,11 +50,11 @@ class AlternativesView(QWidget):
 
     def show_step(self, step: Step) -> None:
         self.step = step
-        piece = step.piece.lstrip(WORD_START)
+        piece = display_piece(step.piece)
         self.title.setText(f"Step {step.index + 1}: “{piece}”  (p = {probability(step.logprob):.1%})")
         self.table.setRowCount(len(step.alternatives))
         for r, alt in enumerate(step.alternatives):
-            tok = QTableWidgetItem(alt.piece)
+            tok = QTableWidgetItem(display_piece(alt.piece))
             if alt.piece == step.piece:
                 font = QFont(tok.font())
                 font.setBold(True)
