@@ -95,6 +95,12 @@ def test_no_subcommand_without_gui_prints_help_and_exits_2() -> None:
     (["translate", "x"], "no model given and no bundled model installed: use -m MODEL"),
     (["info"], "no model given and no bundled model installed: use -m MODEL"),
     (["frobnicate"], "invalid choice"),
+    # layers and heads are written L3H2, counted from 1: the old 0-based spellings are refused, never shifted
+    (["translate", "-m", "M", "--ablate", "2:1", "x"], "--ablate 2:1: heads are now written like L3H2, counted from "
+                                                       "1 (2:1 in the old 0-based spelling is L3H2)"),
+    (["translate", "-m", "M", "--align", "--align-layer", "2", "x"], "--align-layer 2: layers are now written like "
+                                                                     "L3, counted from 1"),
+    (["gui", "--layer", "2", "--head", "1"], "(--layer 2 --head 1 in the old 0-based spelling is --focus L3H2)"),
 ])
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str, tmp_path: Path) -> None:
     no_models = {"NMT_DESKTOP_MODELS_DIR": str(tmp_path / "no-bundled-models")}  # as an install without models

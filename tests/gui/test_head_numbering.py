@@ -167,3 +167,24 @@ def test_train_probe_view(qtbot, tiny_translator) -> None:
     assert (view.layer.text(), view.head.text()) == ("L2", "H3")
     assert view.view.plot.titleLabel.text == "step 100: L2 H3"
     names_in(shown_texts(view))
+
+
+@pytest.mark.parametrize("spelt, cell, title", [("L2H3", (1, 2), "L2 H3"), ("l1", (0, -1), "L1 avg")])
+def test_cli_focus_opens_that_head(monkeypatch, tmp_path, tiny_model_dir, spelt, cell, title) -> None:
+    """`gui --focus L2H3` opens the focus view on 0-based cell (1, 2), titled as the grid spells it."""
+    from nmt_desktop.cli.main import main as cli_main
+    from nmt_desktop.gui import screenshot
+
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))
+    seen = {}
+    real = screenshot.focus
+
+    def spy(view, ref) -> None:
+        real(view, ref)
+        seen.update(cell=view.focused_cell(), title=view.focus_view.plot.titleLabel.text)
+
+    monkeypatch.setattr(screenshot, "focus", spy)
+    out = tmp_path / "focus.png"
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", TEXT, "--focus", spelt, "--screenshot", str(out)]) == 0
+    assert seen["cell"] == cell and seen["title"].endswith(f"· {title}") and out.is_file()
