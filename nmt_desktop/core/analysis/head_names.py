@@ -67,9 +67,10 @@ def names(refs: Sequence[HeadRef]) -> str:
 
 def _old_spelling(flag: str, text: str, want: Want) -> str | None:
     """The sentence for the old 0-based spelling (L:H pairs, bare integers), or None if it is not one."""
-    items = [i for i in text.split(",")]
-    if items and all(_OLD_PAIR.fullmatch(i) for i in items):
-        pairs = [tuple(int(x) for x in _OLD_PAIR.fullmatch(i).groups()) for i in items]  # type: ignore[union-attr]
+    items = text.split(",")
+    matches = [_OLD_PAIR.fullmatch(i) for i in items]
+    if all(matches):
+        pairs = [(int(m.group(1)), int(m.group(2))) for m in matches if m]
         if all(l >= 0 and h >= 0 for l, h in pairs):
             new = names([HeadRef(l, h) for l, h in pairs])
             return (f"{flag} {text.strip()}: heads are now written like L3H2, counted from 1 "
