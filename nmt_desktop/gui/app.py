@@ -10,20 +10,27 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar, QPushButton,
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from nmt_desktop import __version__
+from nmt_desktop.core.config import ConfigError
 from nmt_desktop.core.locations import app_icon_path
 
+from . import theme
 from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
+from .document_dialog import DocumentDialog
+from .drop import classify
+from .empty_state import EmptyState
+from .menus import build_menus, check_theme
 from .settings import Settings, setup_logging
+from .shortcuts import ShortcutsDialog
 from .train.panel import TrainPanel
 from .translate import TranslatePanel
 
@@ -31,59 +38,6 @@ log = logging.getLogger("nmt_desktop.gui.app")
 
 APP_TITLE = "NMT Desktop"
 _DEFAULT = object()  # "choose the model from settings or the bundled default"
-
-STYLE = """
-QMainWindow, QWidget#central { background: #f5f6f8; }
-QTabWidget::pane { border: 1px solid #d9dce3; border-radius: 6px; background: #ffffff; top: -1px; }
-QTabBar::tab { padding: 7px 18px; margin-right: 2px; border: 1px solid transparent; color: #4b5563;
-               border-top-left-radius: 6px; border-top-right-radius: 6px; }
-QTabBar::tab:selected { background: #ffffff; border-color: #d9dce3; border-bottom-color: #ffffff;
-                        color: #111827; font-weight: 600; }
-QFrame#pane { background: #ffffff; border: 1px solid #e2e5ea; border-radius: 8px; }
-QLabel#paneTitle { color: #4338ca; font-weight: 600; font-size: 11pt; }
-QLabel#hint { color: #6b7280; }
-QPlainTextEdit, QTextBrowser { border: none; font-size: 13pt; background: #ffffff; }
-QGroupBox { font-weight: 600; color: #374151; border: 1px solid #e2e5ea; border-radius: 8px;
-            margin-top: 12px; padding-top: 6px; background: #ffffff; }
-QGroupBox::title { subcontrol-origin: margin; left: 10px; padding: 0 4px; }
-QPushButton { padding: 5px 14px; border: 1px solid #cfd4dc; border-radius: 6px; background: #ffffff; }
-QPushButton:hover { background: #f0f2f5; }
-QPushButton:disabled { color: #9ca3af; }
-QPushButton#primaryButton { background: #4f46e5; color: white; border-color: #4338ca; font-weight: 600; }
-QPushButton#primaryButton:hover { background: #4338ca; }
-QPushButton#primaryButton:disabled { background: #a5b4fc; border-color: #a5b4fc; }
-QListWidget, QTableWidget { border: 1px solid #e2e5ea; border-radius: 6px; background: #ffffff; }
-QListWidget::item { padding: 3px; }
-QListWidget::item:selected { background: #e0e7ff; color: #111827; }
-QLabel#emptyTitle { font-size: 16pt; color: #374151; }
-QStatusBar { color: #4b5563; }
-"""
-
-
-class EmptyState(QWidget):
-    """Shown on the Translate tab while no model is loaded."""
-
-    def __init__(self, open_model: Callable[[], None], parent: QWidget | None = None):
-        super().__init__(parent)
-        self.title = QLabel("No model loaded — Open model…")
-        self.title.setObjectName("emptyTitle")
-        self.title.setAlignment(Qt.AlignCenter)
-        self.hint = QLabel("Open a model folder or .zip, or pick one on the Models tab.")
-        self.hint.setObjectName("hint")
-        self.hint.setAlignment(Qt.AlignCenter)
-        self.button = QPushButton("Open model…")
-        self.button.setObjectName("primaryButton")
-        self.button.clicked.connect(open_model)
-        layout = QVBoxLayout(self)
-        layout.addStretch(1)
-        layout.addWidget(self.title)
-        layout.addWidget(self.hint)
-        layout.addWidget(self.button, 0, Qt.AlignCenter)
-        layout.addStretch(2)
-
-    def set_loading(self, name: str | None) -> None:
-        self.title.setText(f"Loading {name}…" if name else "No model loaded — Open model…")
-        self.button.setVisible(not name)
 
 
 class MainWindow(QMainWindow):
@@ -124,7 +78,10 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.tabs)
         self.setCentralWidget(central)
 
-        self._build_menus()
+        self.menus = build_menus(self)
+        theme.follow(self, lambda _theme: check_theme(self.menus))  # the View menu ticks what is in use
+        self.document_dialog: DocumentDialog | None = None
+        self.setAcceptDrops(True)
         self.model_label = QLabel("No model")
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
@@ -185,37 +142,71 @@ class MainWindow(QMainWindow):
 
     # -- menus ---------------------------------------------------------------------------------------------
 
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        act = QAction("&Open model folder…", self, shortcut=QKeySequence.Open)
-        act.triggered.connect(self.open_model)
-        file_menu.addAction(act)
-        act = QAction("Open model &zip…", self)
-        act.triggered.connect(self.models_panel.open_zip_dialog)
-        file_menu.addAction(act)
-        act = QAction("&Get models…", self)
-        act.setToolTip("Download OPUS-MT models from the Hugging Face Hub")
-        act.triggered.connect(lambda: self.models_panel.get_models_dialog())
-        file_menu.addAction(act)
-        file_menu.addSeparator()
-        act = QAction("&Quit", self, shortcut=QKeySequence.Quit)
-        act.triggered.connect(self.close)
-        file_menu.addAction(act)
-        translate_menu = self.menuBar().addMenu("&Translate")
-        act = QAction("&Translate", self)
-        act.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        act.triggered.connect(lambda: self.translate_panel.translate())
-        translate_menu.addAction(act)
-        act = QAction("&Stop", self, shortcut=QKeySequence("Esc"))
-        act.triggered.connect(self.translate_panel.stop)
-        translate_menu.addAction(act)
-        help_menu = self.menuBar().addMenu("&Help")
-        act = QAction("&About NMT Desktop", self)
-        act.triggered.connect(self.show_about)
-        help_menu.addAction(act)
+    def set_theme(self, scheme: str) -> None:
+        """View > Theme: light, dark or the system's; saved for the next start."""
+        theme.apply(scheme)
+        self.settings.set("theme", scheme)
+        self.settings.save()
+
+    def set_colormap(self, name: str) -> None:
+        """View > Colour map: the heatmaps' colours; saved for the next start."""
+        theme.apply(colormap=name)
+        self.settings.set("colormap", name)
+        self.settings.save()
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        self._shortcuts = ShortcutsDialog(self)
+        self._shortcuts.setAttribute(Qt.WA_DeleteOnClose)
+        self._shortcuts.open()
+        return self._shortcuts
 
     def open_model(self) -> None:
         self.models_panel.open_folder_dialog()
+
+    def translate_file(self, path: str | os.PathLike | None = None) -> DocumentDialog | None:
+        """File > Translate text file…: the document dialog with the loaded model, on `path` (or a file the
+        user picks); a bad file or no model is one sentence in the usual error box."""
+        panel = self.translate_panel
+        if panel.translator is None:
+            self._report_error("no model is loaded: open a model first, then translate a file", "Cannot translate")
+            return None
+        try:
+            cfg = panel.options.config()
+        except ConfigError as exc:
+            self._report_error(f"invalid decoding options: {exc}", "Cannot translate")
+            return None
+        if self.document_dialog is not None:
+            self.document_dialog.shutdown()
+            self.document_dialog.deleteLater()
+        tgt = panel.chosen_target_language() or (self.info.tgt_lang if self.info is not None else "")
+        self.document_dialog = DocumentDialog(panel.translator, cfg, (tgt or "").strip("<>"), self)
+        if path is None:
+            self.document_dialog.show()
+            self.document_dialog.choose_file()
+            return self.document_dialog
+        error = self.document_dialog.translate_file(path)
+        if error:
+            self._report_error(error, "Cannot translate file")
+            return None
+        self.document_dialog.show()
+        return self.document_dialog
+
+    # -- drag and drop -------------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt name
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt name
+        """A model folder or .zip loads; a .txt file opens Translate text file…; anything else: one sentence."""
+        drop = classify(event.mimeData())
+        event.acceptProposedAction()
+        if drop.kind == "model":
+            self.load_model(drop.path)
+        elif drop.kind == "text":
+            self.translate_file(drop.path)
+        else:
+            self.statusBar().showMessage(drop.message, 10000)
 
     # -- models --------------------------------------------------------------------------------------------
 
@@ -322,6 +313,8 @@ class MainWindow(QMainWindow):
         self.models_panel.shutdown()
         self.train_panel.shutdown()
         self.analysis_panel.shutdown()
+        if self.document_dialog is not None:
+            self.document_dialog.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
         if not self._shut_down and not self.train_panel.confirm_close():  # asks during a training run
@@ -345,7 +338,13 @@ def _qt_message(mode: QtMsgType, context: Any, message: str) -> None:
     logging.getLogger("nmt_desktop.qt").log(level, "%s", message)
 
 
-def create_app(argv: list[str] | None = None) -> QApplication:
+def apply_saved_theme(settings: Settings) -> theme.Theme:
+    """The View menu's saved theme and colour map (default: follow the system, viridis)."""
+    return theme.apply(settings.choice("theme", theme.SCHEMES, "system"),
+                       settings.choice("colormap", theme.COLORMAPS, theme.DEFAULT_COLORMAP))
+
+
+def create_app(argv: list[str] | None = None, settings: Settings | None = None) -> QApplication:
     global _qt_handler_installed
     if not _qt_handler_installed:
         qInstallMessageHandler(_qt_message)
@@ -357,7 +356,7 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName(APP_TITLE)
     app.setApplicationVersion(__version__)
     app.setStyle("Fusion")
-    app.setStyleSheet(STYLE)
+    apply_saved_theme(settings or Settings())
     icon = app_icon_path()
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
@@ -422,6 +421,8 @@ def run_gui(args: argparse.Namespace) -> int:
             if getattr(args, "analysis_view", None) is not None:
                 screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
         dialog = _open_get_models(window, args) if getattr(args, "get_models", None) is not None else None
+        if getattr(args, "translate_file", None) is not None:
+            dialog = _open_document(window, args.translate_file, errors)
         for _ in range(5):
             QApplication.processEvents()
             QThread.msleep(20)
@@ -452,6 +453,17 @@ def _open_get_models(window: "MainWindow", args: argparse.Namespace) -> Any:
                        or not dialog.pulling, 600, "the download to start")
             if not dialog.pulling and not dialog.installed_path:
                 raise HeadlessError(dialog.progress_label.text().lstrip("⚠ "))
+    return dialog
+
+
+def _open_document(window: MainWindow, path: str, errors: list[str]) -> DocumentDialog:
+    """--translate-file PATH: File > Translate text file… on PATH, waited for until the translation is done."""
+    dialog = window.translate_file(path)
+    if dialog is None:
+        raise HeadlessError(errors[-1] if errors else f"cannot translate {path}")
+    wait_until(lambda: not dialog.running, 600, "the file's translation")
+    if dialog.lines is None:
+        raise HeadlessError(dialog.status.text().lstrip("⚠ "))
     return dialog
 
 

@@ -189,11 +189,12 @@ def _source(card: dict[str, Any]) -> str:
 
 
 def card_html(card: dict[str, Any] | None, *, name: str = "", src_lang: str = "", tgt_lang: str = "",
-              layers: int = 0, heads: int = 0, facts: Iterable[tuple[str, Any]] = ()) -> str:
+              layers: int = 0, heads: int = 0, facts: Iterable[tuple[str, Any]] = (), muted: str = "") -> str:
     """The model page: title, languages, what it is, training data, scores, source, other details.
 
     name/src_lang/tgt_lang/layers/heads: what the loaded model says (the card's own values win for the
-    title and languages); facts: extra rows under the title (size on disk, location)."""
+    title and languages); facts: extra rows under the title (size on disk, location); muted: the colour of
+    secondary text (the theme's, gui/theme.py; default grey)."""
     card = dict(card or {})
     title = str(card.get("name") or name or "Model")
     langs = languages(str(card.get("src_lang") or src_lang or ""), str(card.get("tgt_lang") or tgt_lang or ""))
@@ -210,4 +211,5 @@ def card_html(card: dict[str, Any] | None, *, name: str = "", src_lang: str = ""
     other = [(_label(k), v) for k, v in card.items() if k not in _SHOWN]
     parts.append(_section("Other details", _rows(other)))
     parts.append(_section("On this computer", _rows(list(facts))))
-    return "".join(parts)
+    page = "".join(parts)
+    return page.replace(MUTED, f"color:{muted}") if muted else page

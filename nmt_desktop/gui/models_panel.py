@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLis
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
 from nmt_desktop.core.formats.model_dir import human_size
 
+from . import theme
 from .card_html import card_html
 from .workers import ModelInfo, ModelLoader, WorkerThread
 
@@ -72,13 +73,14 @@ def attribution(card: dict) -> str:
 def info_html(info: ModelInfo | None) -> str:
     """The model's page: its card rendered readably (gui/card_html.py) and where it lives."""
     if info is None:
-        return "<p style='color:#6b7280'>No model loaded. Pick a bundled or recent model, or open one.</p>"
+        return (f"<p style='color:{theme.current().muted}'>No model loaded. Pick a bundled or recent model, "
+                "or open one.</p>")
     card = dict(info.card)
     if not card.get("attribution") and attribution(card):
         card["attribution"] = attribution(card)
     return card_html(card, name=info.name, src_lang=info.src_lang, tgt_lang=info.tgt_lang, layers=info.layers,
                      heads=info.heads, facts=[("Size on disk", human_size(info.size_bytes)),
-                                              ("Location", str(info.path))])
+                                              ("Location", str(info.path))], muted=theme.current().muted)
 
 
 class ModelsPanel(QWidget):
@@ -163,6 +165,7 @@ class ModelsPanel(QWidget):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(split)
         self.refresh()
+        theme.follow(self.info_view, lambda _t: self.info_view.setHtml(info_html(self.info)))  # View > Theme
 
     # -- lists ---------------------------------------------------------------------------------------
 

@@ -65,6 +65,14 @@ class Settings:
     def set(self, key: str, value: Any) -> None:
         self.data[key] = value
 
+    def choice(self, key: str, allowed: Any, default: str) -> str:
+        """A saved choice among `allowed` (e.g. the View menu's theme); `default` if missing or unknown."""
+        value = self.data.get(key)
+        if value is None or value in allowed:
+            return default if value is None else str(value)
+        log.warning("ignoring unknown %s %r in the settings (using %r)", key, value, default)
+        return default
+
     # -- recent models ---------------------------------------------------------------------------
 
     @property

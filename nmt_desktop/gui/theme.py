@@ -41,18 +41,23 @@ class Theme:
     warning: str
     error: str
     error_background: str
+    error_border: str
     code_background: str
+    token_background: str  # a translated token's chip in the output pane
+    diffuse_background: str  # a token with diffuse attention (highlighted)
     colormap: str = DEFAULT_COLORMAP
 
 
 LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", muted="#6b7280", border="#d9dce3",
               accent="#4f46e5", accent_hover="#4338ca", accent_disabled="#a5b4fc", selection="#e0e7ff",
               plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#b45309",
-              error="#b91c1c", error_background="#fef2f2", code_background="#f8fafc")
+              error="#b91c1c", error_background="#fef2f2", error_border="#fecaca", code_background="#f8fafc",
+              token_background="#eef2ff", diffuse_background="#fed7aa")
 DARK = Theme(dark=True, window="#1e1f24", base="#26282e", text="#e5e7eb", muted="#9ca3af", border="#3a3d45",
              accent="#6366f1", accent_hover="#818cf8", accent_disabled="#3f3f74", selection="#312e81",
              plot_background="#1b1c20", plot_text="#d1d5db", pending_cell="#34363c", warning="#fbbf24",
-             error="#f87171", error_background="#3b1d1d", code_background="#1f2126")
+             error="#f87171", error_background="#3b1d1d", error_border="#7f1d1d", code_background="#1f2126",
+             token_background="#2e3250", diffuse_background="#6b3f12")
 
 STYLE = """
 QMainWindow, QWidget#central {{ background: {window}; }}
@@ -79,6 +84,11 @@ QListWidget::item {{ padding: 3px; }}
 QListWidget::item:selected {{ background: {selection}; color: {text}; }}
 QLabel#emptyTitle {{ font-size: 16pt; color: {text}; }}
 QStatusBar {{ color: {muted}; }}
+QLabel#warning {{ color: {warning}; }}
+QLabel#error {{ color: {error}; font-weight: 600; }}
+QLabel#errorBox {{ color: {error}; background: {error_background}; border: 1px solid {error_border};
+                  border-radius: 6px; padding: 6px; font-family: monospace; }}
+QPlainTextEdit#code {{ font-family: monospace; font-size: 9pt; background: {code_background}; }}
 """
 
 

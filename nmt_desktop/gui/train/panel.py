@@ -148,8 +148,7 @@ class TrainPanel(QWidget):
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.error_label.setStyleSheet("color: #b91c1c; background: #fef2f2; border: 1px solid #fecaca; "
-                                       "border-radius: 6px; padding: 6px; font-family: monospace;")
+        self.error_label.setObjectName("errorBox")  # coloured by the theme's stylesheet (gui/theme.py)
         self.error_label.hide()
         lay.addWidget(self.error_label)
 

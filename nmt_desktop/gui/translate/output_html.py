@@ -2,6 +2,8 @@
 with its alternatives in the tooltip; a line per line of the source; and the coverage warnings under it.
 Plain strings, no widgets.
 
+Colours come from the current theme (gui/theme.py); `follow_theme` re-renders a pane when it changes.
+
 A word's token links sit in one `white-space:nowrap` span and words are parted by real spaces, so lines
 wrap between words only, never inside one ("Berl|in"); words are `word_groups`, the one rule for words.
 """
@@ -10,20 +12,32 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from nmt_desktop.core.analysis.words import word_groups
 from nmt_desktop.core.tokenizer import WORD_START
 
+from .. import theme
+from ..theme import Theme
 from .document_model import TranslationDocument
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QObject
+
     from nmt_desktop.core.analysis.heads import CoverageWarning
     from nmt_desktop.core.decoding.translator import Step
 
 FONT_PT, LINE_HEIGHT = 15, 1.5  # the output's font size and line spacing; the panel sizes its pane by them
 OUTPUT_LINES = 6  # lines of translation the output pane shows before it scrolls
-CURSOR = '<span style="color:#6366f1;">&nbsp;▍</span>'
+
+
+def cursor(colours: Theme) -> str:
+    return f'<span style="color:{colours.accent};">&nbsp;▍</span>'
+
+
+def follow_theme(owner: QObject, render: Callable[[], None]) -> None:
+    """Run `render()` again after every theme change (View > Theme), while `owner` lives."""
+    theme.follow(owner, lambda _theme: render())
 
 
 def token_link(unit: int, index: int) -> str:
@@ -42,40 +56,43 @@ def probability(logprob: float) -> float:
     return max(0.0, min(1.0, math.exp(logprob)))
 
 
-def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]]) -> str:
+def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]], colours: Theme) -> str:
     """One token as a link coloured by its probability, its alternatives in the tooltip."""
     piece = step.piece
     text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
     prob = probability(step.logprob)
-    color = "#1f2937" if prob > 0.5 else ("#92400e" if prob > 0.2 else "#b91c1c")
+    color = colours.text if prob > 0.5 else (colours.warning if prob > 0.2 else colours.error)
     alternatives = ", ".join(f"{a.piece.lstrip(WORD_START)} {a.prob:.0%}" for a in step.alternatives[:5])
     tip = html.escape(f"p = {prob:.1%}" + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
-    background = "#fed7aa" if (unit, step.index) in diffuse else "#eef2ff"
+    background = colours.diffuse_background if (unit, step.index) in diffuse else colours.token_background
     return (f'<a href="{token_link(unit, step.index)}" title="{tip}" style="color:{color};'
             f' text-decoration:none; background-color:{background};">{text}</a>')
 
 
-def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]]) -> str:
+def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]], colours: Theme | None = None) -> str:
     """A unit's tokens, a word's links unbreakable together; a space (a break) before a word that has one."""
+    colours = colours or theme.current()
     pieces = [s.piece for s in steps]
     out = []
     for k, group in enumerate(word_groups(pieces)):
         gap = " " if k and pieces[group[0]].startswith(WORD_START) else ""
-        links = "".join(token_html(unit, steps[i], diffuse) for i in group)
+        links = "".join(token_html(unit, steps[i], diffuse, colours) for i in group)
         out.append(f'{gap}<span style="white-space:nowrap;">{links}</span>')
     return "".join(out)
 
 
-def output_html(document: TranslationDocument, running: bool) -> str:
-    """The document's tokens as HTML; while `running`, a cursor after the unit being decoded."""
+def output_html(document: TranslationDocument, running: bool, colours: Theme | None = None) -> str:
+    """The document's tokens as HTML in the theme's colours; while `running`, a cursor after the unit
+    being decoded."""
+    colours = colours or theme.current()
     diffuse = document.diffuse_tokens()
     decoding = next((i for i, u in enumerate(document.units) if u.translation is None), -1) if running else -1
     lines = []
     for line in document.lines():
         chunks = []
         for ui in line:
-            chunk = words_html(ui, [s for s in document.units[ui].steps if not s.is_eos], diffuse)
-            chunks.append(chunk + (CURSOR if ui == decoding else ""))
+            chunk = words_html(ui, [s for s in document.units[ui].steps if not s.is_eos], diffuse, colours)
+            chunks.append(chunk + (cursor(colours) if ui == decoding else ""))
         lines.append("&nbsp; ".join(c for c in chunks if c))
     style = f"font-size:{FONT_PT}pt; line-height:{LINE_HEIGHT:.0%};"
     return f'<div style="{style}">{"<br>".join(lines)}</div>'

@@ -24,7 +24,8 @@ from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
 from .document_model import TranslatedUnit, TranslationDocument
-from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES, coverage_lines, output_html, parse_token_link
+from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES, follow_theme, output_html, parse_token_link
+from .quality_hint import QualityHint, show_coverage
 from .source_edit import SourceEdit
 from .target_language import TargetLanguageBox, language_label
 
@@ -75,6 +76,7 @@ class TranslatePanel(QWidget):
         self._type_timer.timeout.connect(self._typed)
         self._render_timer = QTimer(self, singleShot=True, interval=30)
         self._render_timer.timeout.connect(self._render_output)
+        follow_theme(self, self._render_output)  # the output's colours come from View > Theme
         self._set_running(False)
 
     # -- the document, as the rest of the app reads it ------------------------------------------------
@@ -159,11 +161,12 @@ class TranslatePanel(QWidget):
         self.score_label.setObjectName("hint")
         ol.addWidget(self.score_label)
         self.coverage_label = QLabel("")
-        self.coverage_label.setObjectName("hint")
+        self.coverage_label.setObjectName("warning")  # the theme's stylesheet colours it (gui/theme.py)
         self.coverage_label.setWordWrap(True)
-        self.coverage_label.setStyleSheet("color: #b45309;")
         self.coverage_label.hide()
         ol.addWidget(self.coverage_label)
+        self.quality_hint = QualityHint(self)  # "Long input: …" under the translation (quality_hint.py)
+        ol.addWidget(self.quality_hint)
 
         top = QSplitter(Qt.Horizontal)
         top.addWidget(src_box)
@@ -377,13 +380,9 @@ class TranslatePanel(QWidget):
         self.translationFinished.emit(request_id)
 
     def _show_coverage(self, translations: list[Translation]) -> None:
-        """Flag possible omissions and diffuse target tokens (core.analysis.coverage_warnings, best hypothesis)."""
-        from nmt_desktop.core.analysis.heads import coverage_warnings
-
-        self.coverage = [coverage_warnings(t) for t in translations]
-        lines = coverage_lines(self.coverage)
-        self.coverage_label.setText("\n".join(lines))
-        self.coverage_label.setVisible(bool(lines))
+        """Notes under the output: coverage warnings, and a hint when the model is out of its depth."""
+        self.coverage = show_coverage(self.coverage_label, translations)
+        self.quality_hint.show_for(translations, getattr(self.model_info, "card", None))
 
     def _on_failed(self, request_id: int, message: str) -> None:
         if request_id != self.request_id:

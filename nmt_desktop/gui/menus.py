@@ -1,0 +1,104 @@
+"""The main window's menu bar: File, Translate, View (theme, colour map, tabs) and Help.
+
+Every keyboard shortcut of the app is a QAction made here, so Help > Keyboard shortcuts (gui/shortcuts.py)
+lists them from the window's actions and cannot go stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from . import theme
+
+if TYPE_CHECKING:
+    from .app import MainWindow
+
+THEME_LABELS = {"system": "&System (follow the desktop)", "light": "&Light", "dark": "&Dark"}
+TAB_KEYS = (("translate", "&Translate"), ("models", "&Models"), ("train", "T&rain"), ("analysis", "&Analysis"))
+
+
+@dataclass
+class Menus:
+    """The actions other code reads or triggers (tests, the View menu's checked state)."""
+
+    actions: dict[str, QAction] = field(default_factory=dict)  # by key: "open", "translate_file", ...
+    theme_actions: dict[str, QAction] = field(default_factory=dict)  # by scheme
+    colormap_actions: dict[str, QAction] = field(default_factory=dict)  # by colour map name
+
+
+def _action(window: MainWindow, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
+            tip: str = "") -> QAction:
+    act = QAction(text, window)
+    if shortcut:
+        act.setShortcut(QKeySequence(shortcut))
+    if tip:
+        act.setToolTip(tip)
+        act.setStatusTip(tip)
+    act.triggered.connect(lambda *_: slot())
+    menu.addAction(act)
+    return act
+
+
+def build_menus(window: MainWindow) -> Menus:
+    menus = Menus()
+    a = menus.actions
+    bar = window.menuBar()
+    file_menu = bar.addMenu("&File")
+    a["open"] = _action(window, file_menu, "&Open model folder…", window.open_model, "Ctrl+O",
+                        "Load a model folder from disk")
+    a["open_zip"] = _action(window, file_menu, "Open model &zip…", window.models_panel.open_zip_dialog,
+                            tip="Load a zipped model folder")
+    a["get_models"] = _action(window, file_menu, "&Get models…", lambda: window.models_panel.get_models_dialog(),
+                              tip="Download OPUS-MT models from the Hugging Face Hub")
+    file_menu.addSeparator()
+    a["translate_file"] = _action(window, file_menu, "&Translate text file…", lambda: window.translate_file(),
+                                  "Ctrl+Shift+O", "Translate a whole UTF-8 .txt file and save the translation")
+    file_menu.addSeparator()
+    a["quit"] = _action(window, file_menu, "&Quit", window.close, "Ctrl+Q", "Close the app")
+
+    translate_menu = bar.addMenu("&Translate")
+    a["translate"] = _action(window, translate_menu, "&Translate", lambda: window.translate_panel.translate(),
+                             tip="Translate the source text")
+    a["translate"].setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+    a["stop"] = _action(window, translate_menu, "&Stop", window.translate_panel.stop, "Esc", "Stop decoding")
+
+    view_menu = bar.addMenu("&View")
+    theme_menu = view_menu.addMenu("&Theme")
+    group = QActionGroup(window)
+    for scheme in theme.SCHEMES:
+        act = _action(window, theme_menu, THEME_LABELS[scheme], lambda s=scheme: window.set_theme(s))
+        act.setCheckable(True)
+        group.addAction(act)
+        menus.theme_actions[scheme] = act
+    cmap_menu = view_menu.addMenu("&Colour map")
+    group = QActionGroup(window)
+    for name, label in theme.COLORMAPS.items():
+        act = _action(window, cmap_menu, label, lambda n=name: window.set_colormap(n),
+                      tip=f"Paint attention heatmaps with the {label} colour map")
+        act.setCheckable(True)
+        group.addAction(act)
+        menus.colormap_actions[name] = act
+    view_menu.addSeparator()
+    for n, (key, label) in enumerate(TAB_KEYS, start=1):
+        a[f"tab_{key}"] = _action(window, view_menu, f"{label} tab", lambda k=key: window.show_tab(k), f"Ctrl+{n}",
+                                  f"Show the {label.replace('&', '')} tab")
+
+    help_menu = bar.addMenu("&Help")
+    a["shortcuts"] = _action(window, help_menu, "&Keyboard shortcuts…", window.show_shortcuts, "F1",
+                             "List every keyboard shortcut")
+    a["about"] = _action(window, help_menu, "&About NMT Desktop", window.show_about)
+    check_theme(menus)
+    return menus
+
+
+def check_theme(menus: Menus) -> None:
+    """Tick the View menu's scheme and colour map in use."""
+    current = theme.current()
+    for scheme, act in menus.theme_actions.items():
+        act.setChecked(scheme == theme.scheme())
+    for name, act in menus.colormap_actions.items():
+        act.setChecked(name == current.colormap)
