@@ -23,7 +23,8 @@ DEFAULT_COLORMAP = "viridis"
 
 @dataclass(frozen=True)
 class Theme:
-    """Every colour the app sets by hand (hex strings), for one scheme."""
+    """Every colour the app sets by hand (hex strings), for one scheme. Text colours keep a WCAG contrast of
+    at least 4.5:1 on the backgrounds they are drawn on (tests/gui/test_theme.py checks the pairs)."""
 
     dark: bool
     window: str
@@ -48,16 +49,16 @@ class Theme:
     colormap: str = DEFAULT_COLORMAP
 
 
-LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", muted="#6b7280", border="#d9dce3",
+LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", muted="#636a77", border="#d9dce3",
               accent="#4f46e5", accent_hover="#4338ca", accent_disabled="#a5b4fc", selection="#e0e7ff",
-              plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#b45309",
+              plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#a14807",
               error="#b91c1c", error_background="#fef2f2", error_border="#fecaca", code_background="#f8fafc",
-              token_background="#eef2ff", diffuse_background="#fed7aa")
+              token_background="#eef2ff", diffuse_background="#ffedd5")
 DARK = Theme(dark=True, window="#1e1f24", base="#26282e", text="#e5e7eb", muted="#9ca3af", border="#3a3d45",
              accent="#6366f1", accent_hover="#818cf8", accent_disabled="#3f3f74", selection="#312e81",
              plot_background="#1b1c20", plot_text="#d1d5db", pending_cell="#34363c", warning="#fbbf24",
-             error="#f87171", error_background="#3b1d1d", error_border="#7f1d1d", code_background="#1f2126",
-             token_background="#2e3250", diffuse_background="#6b3f12")
+             error="#fca5a5", error_background="#3b1d1d", error_border="#7f1d1d", code_background="#1f2126",
+             token_background="#2e3250", diffuse_background="#42290f")
 
 STYLE = """
 QMainWindow, QWidget#central {{ background: {window}; }}
