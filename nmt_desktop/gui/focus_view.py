@@ -22,8 +22,8 @@ from . import theme
 from .heatmap import DIVERGING_COLORMAP, LOG_LEVELS, colormap, display_image, outline_mark, paper_theme, top_level
 from .token_axis import TokenAxis
 
-_COLORBAR_PX = 70  # colour bar and its axis
-_MARGIN_PX = 24
+_COLORBAR_PX, _TITLE_PX = 61, 30  # colour bar with its axis, title (at least; measured when laid out)
+_MARGIN_PX = 26  # the layout's margins and spacing
 
 
 class FocusView(QtWidgets.QWidget):
@@ -142,10 +142,8 @@ class FocusView(QtWidgets.QWidget):
             bottom = self.axes["bottom"].apply_fit(px_col)
             left = self.axes["left"].apply_fit(px_row)
             cols, rows = len(self._labels[0]), len(self._labels[1])
-            extra_w, extra_h = _COLORBAR_PX + _MARGIN_PX, 2 * _MARGIN_PX  # title, colour bar, margins
-            if vb.width() > 0 and vb.height() > 0:  # measured: the layout's own overhead
-                extra_w = self.graphics.width() - vb.width() - self.axes["left"].width()
-                extra_h = self.graphics.height() - vb.height() - self.axes["bottom"].height()
+            extra_w = max(self.colorbar.width(), _COLORBAR_PX) + _MARGIN_PX  # colour bar and layout margins
+            extra_h = max(self.plot.titleLabel.height(), _TITLE_PX) + _MARGIN_PX
             self.graphics.setMinimumSize(int(left.thickness + cols * bottom.min_px + extra_w + 2),
                                          int(bottom.thickness + rows * left.min_px + extra_h + 2))
         finally:

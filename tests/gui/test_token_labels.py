@@ -53,6 +53,9 @@ def drawn(view: FocusView) -> tuple[list[str], list[str]]:
     for axis in view.axes.values():
         axis.painted, axis.picture = [], None
     rect = view.graphics.ci.sceneBoundingRect()
+    if view.isVisible():  # the plot fits its widget (which scrolls): nothing cut off at the right or bottom
+        assert view.colorbar.sceneBoundingRect().right() <= view.graphics.width() + 1
+        assert view.axes["bottom"].sceneBoundingRect().bottom() <= view.graphics.height() + 1
     image = QtGui.QImage(int(rect.width()) + 1, int(rect.height()) + 1, QtGui.QImage.Format.Format_ARGB32)
     painter = QtGui.QPainter(image)
     view.graphics.scene().render(painter, QtCore.QRectF(image.rect()), rect)
