@@ -13,7 +13,6 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair  # noqa: E402
 from nmt_desktop.core.model.transformer import build_model  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
-from nmt_desktop.gui.translate import TranslatePanel  # noqa: E402
 
 from tiny_models import tiny_config  # noqa: E402
 
@@ -31,15 +30,6 @@ def multilingual_translator(tiny_trained) -> Translator:
     source.hf.add_special_tokens([tokenizers.AddedToken(c, special=True, normalized=False) for c in CODES])
     pair = TokenizerPair(source, Tokenizer.from_str(pair.target.to_str()), joint=False)
     return Translator(build_model(tiny_config(pair), seed=5), pair, name="multi")
-
-
-@pytest.fixture
-def panel(qtbot):
-    panel = TranslatePanel()
-    qtbot.addWidget(panel)
-    panel.show()
-    yield panel
-    panel.shutdown()
 
 
 def translate_and_wait(qtbot, panel, text: str) -> None:

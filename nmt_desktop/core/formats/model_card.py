@@ -4,6 +4,8 @@ A card starts as what training wrote (`Trainer._card`: data, steps, wall time, h
 metrics at the best step); `export_card` adds what a shipped model must state (architecture,
 parameters, stored dtype, data attribution and license); `add_evaluation` records an `eval` run.
 `write_card` writes card.json and README.md together, so the two never disagree.
+`source_words` summarises how long the training sentences were (card["data"]["source_words"]), so the
+app can say when an input is far longer than anything the model learned from.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from nmt_desktop.core.config import ModelConfig
 
@@ -59,6 +61,28 @@ def add_evaluation(card: dict[str, Any], label: str, result: dict[str, Any], com
     return out
 
 
+def source_words(sources: Iterable[str]) -> dict[str, int]:
+    """Length in words (whitespace-separated) of the training source sentences: median, 95th and 99th
+    percentile, longest. Empty when there are none."""
+    lengths = sorted(len(s.split()) for s in sources)
+    if not lengths:
+        return {}
+
+    def at(q: float) -> int:
+        return lengths[min(len(lengths) - 1, int(q * (len(lengths) - 1) + 0.5))]
+
+    return {"median": at(0.5), "p95": at(0.95), "p99": at(0.99), "max": lengths[-1]}
+
+
+def trained_sentence_words(card: dict[str, Any]) -> int | None:
+    """The length, in words, up to which the model's training sentences go (their 99th percentile), from
+    card["data"]["source_words"]; None for cards without it (imported OPUS-MT models, older runs)."""
+    data = card.get("data") if isinstance(card, dict) else None
+    words = data.get("source_words") if isinstance(data, dict) else None
+    value = words.get("p99") if isinstance(words, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def _fmt_seconds(seconds: Any) -> str:
     if not isinstance(seconds, (int, float)):
         return str(seconds)
@@ -102,6 +126,9 @@ def render_readme(card: dict[str, Any]) -> str:
             lines.append(f"Train: `{train if isinstance(train, str) else ' + '.join(map(str, train or []))}`"
                          f" ({_n(data.get('train_pairs', 0))} pairs); dev: `{data.get('dev')}`"
                          f" ({_n(data.get('dev_pairs', 0))} pairs).")
+            words = _dict(data.get("source_words"))
+            if words.keys() >= {"median", "p99"}:
+                lines.append(f"Source sentences: median {words['median']} words, 99% up to {words['p99']} words.")
         lines.append("")
     training = _dict(card.get("training"))
     if training:

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
+from nmt_desktop.core.formats.model_card import source_words
 from nmt_desktop.core.formats.model_dir import load_model
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
@@ -205,6 +206,7 @@ class Trainer:
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         train, dev = self._read_data()
+        self._source_words = source_words(src for src, _ in train.pairs)  # the card says how long inputs were
         model, self.tokenizers = self._init_model(train)
         self._freeze(model)
         self.model = model.to(self.device)
@@ -436,7 +438,7 @@ class Trainer:
         cfg, st = self.cfg, self.state
         data = {"train": cfg.train or [cfg.train_src, cfg.train_tgt], "dev": cfg.dev or ([cfg.dev_src, cfg.dev_tgt] if cfg.dev_src else None),
                 "train_pairs": len(self.train_data), "dev_pairs": len(self.dev_pairs),
-                "reverse": cfg.reverse}
+                "reverse": cfg.reverse, "source_words": self._source_words}
         card = {
             "name": self.out.name, "src_lang": self.config.src_lang, "tgt_lang": self.config.tgt_lang,
             "data": data, "fine_tuned_from": cfg.from_model,

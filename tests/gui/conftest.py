@@ -1,0 +1,42 @@
+"""Fixtures for tests that drive the real main window (offscreen): a private settings folder and a window
+on the tiny model whose error boxes are recorded instead of shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+TIMEOUT_MS = 30000
+
+
+@pytest.fixture
+def config_dir(tmp_path, monkeypatch) -> Path:
+    """Settings and logs in a temporary folder; the theme is reset to light afterwards."""
+    folder = tmp_path / "config"
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(folder))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
+    yield folder
+    from nmt_desktop.gui import theme
+
+    theme.apply("light", theme.DEFAULT_COLORMAP)
+
+
+@pytest.fixture
+def open_main_window(qtbot, config_dir) -> Callable:
+    """open_main_window(model or None) -> a shown MainWindow (model loaded); `window.shown_errors` lists the
+    one-sentence errors it would have shown in a box."""
+    from nmt_desktop.gui.app import MainWindow
+
+    def open_window(model=None):
+        window = MainWindow(model=None if model is None else str(model))
+        window.shown_errors = []
+        window.show_error = lambda message, title="Error": window.shown_errors.append(message)
+        qtbot.addWidget(window)
+        window.show()
+        if model is not None:
+            qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
+        return window
+
+    return open_window
