@@ -40,3 +40,16 @@ def open_main_window(qtbot, config_dir) -> Callable:
         return window
 
     return open_window
+
+
+@pytest.fixture
+def panel(qtbot):
+    """A shown Translate panel with no model (a test module may define its own `panel` instead)."""
+    from nmt_desktop.gui.translate import TranslatePanel
+
+    panel = TranslatePanel()
+    qtbot.addWidget(panel)
+    panel.resize(1200, 800)
+    panel.show()
+    yield panel
+    panel.shutdown()
