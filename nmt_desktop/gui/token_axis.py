@@ -24,6 +24,8 @@ FLOOR_PT = 7.0  # smallest label font (points): still readable on screen and in 
 HORIZONTAL_SHRINK = 0.85  # horizontal source labels may shrink to this share of the base size before rotating
 MAX_CHARS = 16  # longer labels are elided with "…" (the value under the cursor names them in full)
 _PAD = 4  # pixels between neighbouring labels and around the text
+TOKEN_LEGEND = ("Subword pieces: ·word starts a word, a piece without · continues the word before it "
+                "(·Fahr rad), ␣ is a space, \\n a line break; </s> ends the sentence.")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class TokenAxis(pg.AxisItem):
         self.base_font = QtGui.QFont()
         self.fit = TickFit(self.base_font.pointSizeF(), False, 30, True, 0.0)
         self.painted: list[tuple[str, QtCore.QRectF]] = []  # what the last paint drew: label, its box
+        self.setToolTip(TOKEN_LEGEND)
 
     def set_labels(self, labels: Sequence[str]) -> None:
         self.labels = [elide(t) for t in labels]

@@ -73,6 +73,13 @@ def drawn(view: FocusView) -> tuple[list[str], list[str]]:
     return out[0], out[1]
 
 
+def shown_widget(qtbot, widget, size: tuple[int, int]):
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    return widget
+
+
 def shown(tokens: list[str]) -> list[str]:
     return [elide(t) for t in display_pieces(tokens)]
 
@@ -99,10 +106,7 @@ def test_old_axis_dropped_labels_and_the_new_one_draws_all(qtbot, long_tr):
     axis = plot.getAxis("bottom")
     specs = axis.generateDrawSpecs(QtGui.QPainter(QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)))
     assert len(specs[2]) < len(ticks)  # labels dropped
-    view = FocusView()
-    qtbot.addWidget(view)
-    view.resize(600, 500)
-    view.show()
+    view = shown_widget(qtbot, FocusView(), (600, 500))
     view.set_matrix(long_tr.attention[-1, 0], long_tr.source_tokens, long_tr.target_tokens)
     qtbot.wait(20)
     assert_all_labelled(view, long_tr.source_tokens, long_tr.target_tokens)
@@ -134,10 +138,7 @@ def test_focus_view_hover_names_tokens_without_marker(qtbot, long_tr):
 
 
 def test_attention_view_focus_and_image_exports_label_every_token(qtbot, long_tr, tmp_path, light_theme):
-    view = AttentionView()
-    qtbot.addWidget(view)
-    view.resize(1360, 700)
-    view.show()
+    view = shown_widget(qtbot, AttentionView(), (1360, 700))
     view.set_translation(long_tr)
     view.focus(1, 2)
     qtbot.wait(20)
@@ -172,10 +173,7 @@ def test_hidden_view_exports_every_label(qtbot, long_tr, tmp_path):
 def test_train_probe_labels_every_token(qtbot, long_tr):
     from nmt_desktop.gui.train.plots import ProbeView
 
-    probe = ProbeView()
-    qtbot.addWidget(probe)
-    probe.resize(520, 420)
-    probe.show()
+    probe = shown_widget(qtbot, ProbeView(), (520, 420))
     probe.show_probe({"source": TEXT, "translation": long_tr.text, "attention": long_tr.attention.tolist(),
                       "source_tokens": long_tr.source_tokens, "target_tokens": long_tr.target_tokens}, step=100)
     qtbot.wait(20)
@@ -185,10 +183,7 @@ def test_train_probe_labels_every_token(qtbot, long_tr):
 def test_compare_labels_every_token_in_all_three_views(qtbot, long_tr, tiny_translator):
     from nmt_desktop.gui.analysis.compare import CompareView
 
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(1300, 600)
-    view.show()
+    view = shown_widget(qtbot, CompareView(), (1300, 600))
     view.set_translator(tiny_translator)
     view.set_other(tiny_translator, "same")
     view.set_source(TEXT)
@@ -204,10 +199,7 @@ def test_forced_prefix_and_beam_tree_label_every_token(qtbot, long_tr, tiny_tran
     from nmt_desktop.gui.analysis.beam_tree import BeamTreeView
     from nmt_desktop.gui.analysis.forced_prefix import ForcedPrefixView
 
-    forced = ForcedPrefixView()
-    qtbot.addWidget(forced)
-    forced.resize(900, 600)
-    forced.show()
+    forced = shown_widget(qtbot, ForcedPrefixView(), (900, 600))
     forced.set_translator(tiny_translator)
     alt = long_tr.best.alternatives[1][1]
     with qtbot.waitSignal(forced.forcedDone, timeout=TIMEOUT_MS):
@@ -220,10 +212,7 @@ def test_forced_prefix_and_beam_tree_label_every_token(qtbot, long_tr, tiny_tran
     assert WORD_START not in forced.texts.toPlainText() + forced.info.text()
     forced.shutdown()
 
-    tree = BeamTreeView()
-    qtbot.addWidget(tree)
-    tree.resize(900, 700)
-    tree.show()
+    tree = shown_widget(qtbot, BeamTreeView(), (900, 700))
     tree.set_translator(tiny_translator)
     tree.set_source(TEXT)
     with qtbot.waitSignal(tree.decoded, timeout=TIMEOUT_MS) as blocker:
@@ -254,6 +243,7 @@ def test_no_raw_marker_in_tables_chips_and_alignments(qtbot, long_tr, tiny_trans
         seen += [alts.title.text()] + [alts.table.item(r, 0).text() for r in range(alts.table.rowCount())]
     assert len(seen) > 20 and not any(WORD_START in t for t in seen)
     assert any(t.startswith("·") for t in seen)
+    assert "·word starts a word" in alts.table.horizontalHeaderItem(0).toolTip()  # the legend of the mark
 
     ablation, coverage, alignment = AblationView(), CoverageView(), AlignmentView()
     for w in (ablation, coverage, alignment):

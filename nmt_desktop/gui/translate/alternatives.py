@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from nmt_desktop.core.analysis.words import display_piece
 
+from ..token_axis import TOKEN_LEGEND
 from .output_html import probability
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class AlternativesView(QWidget):
         self.step: Step | None = None  # the step shown
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["Token", "Probability"])
+        self.table.horizontalHeaderItem(0).setToolTip(TOKEN_LEGEND)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
