@@ -252,7 +252,9 @@ def test_no_raw_marker_in_tables_chips_and_alignments(qtbot, long_tr, tiny_trans
     ablation.set_translation(long_tr, CFG)
     coverage.set_translation(long_tr)
     alignment.set_translation(long_tr)
+    coverage.low.setValue(5.0)  # every source word flagged, so the list names words too
     texts = [ablation.original.toPlainText(), coverage.tokens.toPlainText()]
+    texts += [coverage.list.item(i).text() for i in range(coverage.list.count())]
     texts += [i.text() for i in alignment.scene.items() if hasattr(i, "text")]
     assert all(texts) and not any(WORD_START in t for t in texts)
     ablation.shutdown()

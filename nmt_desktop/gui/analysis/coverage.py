@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QListWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from nmt_desktop.core.analysis import heads as analysis
-from nmt_desktop.core.analysis.words import word_ids
+from nmt_desktop.core.analysis.words import display_piece, word_ids
 
 from .tokens import tokens_html
 
@@ -54,7 +54,7 @@ class CoverageView(QWidget):
         for w in self.warnings:
             what = ("possible omission: source word" if w.kind == "omission" else "diffuse attention: target token")
             unit = "total attention" if w.kind == "omission" else "sharpest head's entropy"
-            self.list.addItem(f"{what} {w.index} “{w.token}” ({unit} {w.value:.3f})")
+            self.list.addItem(f"{what} {w.index} “{display_piece(w.token)}” ({unit} {w.value:.3f})")
         if not self.warnings:
             self.list.addItem("No coverage warnings.")
         omitted = {w.index for w in self.warnings if w.kind == "omission"}
