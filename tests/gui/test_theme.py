@@ -3,8 +3,6 @@ stylesheet, text stays readable, widgets that colour themselves follow, and the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("PySide6")
@@ -14,7 +12,7 @@ from PySide6.QtGui import QColor, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from nmt_desktop.gui import theme  # noqa: E402
-from nmt_desktop.gui.app import MainWindow, create_app  # noqa: E402
+from nmt_desktop.gui.app import create_app  # noqa: E402
 from nmt_desktop.gui.settings import Settings  # noqa: E402
 
 TIMEOUT_MS = 30000
@@ -35,25 +33,6 @@ def contrast(a: str | QColor, b: str | QColor) -> float:
     return (high + 0.05) / (low + 0.05)
 
 
-@pytest.fixture
-def config_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "config"
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(folder))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
-    yield folder
-    theme.apply("light", theme.DEFAULT_COLORMAP)  # later tests start from the light default
-
-
-def open_window(qtbot, model) -> MainWindow:
-    window = MainWindow(model=str(model))
-    window.shown_errors = []
-    window.show_error = lambda message, title="Error": window.shown_errors.append(message)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
-    return window
-
-
 @pytest.mark.parametrize("scheme", [theme.LIGHT, theme.DARK], ids=["light", "dark"])
 @pytest.mark.parametrize("pair", READ_PAIRS, ids=["/".join(p) for p in READ_PAIRS])
 def test_every_text_colour_is_readable_on_its_background(scheme, pair) -> None:
@@ -61,8 +40,8 @@ def test_every_text_colour_is_readable_on_its_background(scheme, pair) -> None:
     assert contrast(fg, bg) >= 4.5, f"{pair} in {'dark' if scheme.dark else 'light'}: {contrast(fg, bg):.2f}"
 
 
-def test_dark_theme_changes_window_palette_stylesheet_and_output(qtbot, config_dir, tiny_model_dir) -> None:
-    window = open_window(qtbot, tiny_model_dir)
+def test_dark_theme_changes_window_palette_stylesheet_and_output(qtbot, open_main_window, tiny_model_dir) -> None:
+    window = open_main_window(tiny_model_dir)
     app = QApplication.instance()
     window.menus.theme_actions["light"].trigger()
     light_window = window.palette().color(QPalette.Window)
@@ -93,8 +72,8 @@ def test_dark_theme_changes_window_palette_stylesheet_and_output(qtbot, config_d
     window.close()
 
 
-def test_theme_and_colour_map_survive_a_restart(qtbot, config_dir, tiny_model_dir) -> None:
-    window = open_window(qtbot, tiny_model_dir)
+def test_theme_and_colour_map_survive_a_restart(qtbot, open_main_window, tiny_model_dir) -> None:
+    window = open_main_window(tiny_model_dir)
     window.menus.theme_actions["dark"].trigger()
     window.menus.colormap_actions["cividis"].trigger()
     assert theme.current().colormap == "cividis"
@@ -106,7 +85,7 @@ def test_theme_and_colour_map_survive_a_restart(qtbot, config_dir, tiny_model_di
     assert (saved.get("theme"), saved.get("colormap")) == ("dark", "cividis")
     create_app()  # applies the saved choice, as `nmt-desktop gui` does at start
     assert theme.current().dark and theme.current().colormap == "cividis"
-    again = open_window(qtbot, tiny_model_dir)
+    again = open_main_window(tiny_model_dir)
     assert again.menus.theme_actions["dark"].isChecked()
     assert again.menus.colormap_actions["cividis"].isChecked()
     assert again.palette().color(QPalette.Window) == QColor(theme.DARK.window)

@@ -1,0 +1,138 @@
+"""File > Translate text file… on the real window and the tiny model: the saved file keeps the source's
+line structure, Cancel stops without writing, a bad file is one sentence naming it; and the headless
+`gui --translate-file --screenshot` mode."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from nmt_desktop.gui.document_file import DocumentFileError, read_document, write_translation  # noqa: E402
+
+TIMEOUT_MS = 60000
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# paragraphs, several blank lines (one leading), a whitespace-only line, and a line longer than the tiny
+# model's 64 positions (cut into sentences by the core, joined back on one line)
+LONG_LINE = " ".join(["red cat runs . blue dog sleeps ."] * 12)
+DOCUMENT = f"\nred cat runs\nblue dog sleeps\n\n\nbig house\n   \n{LONG_LINE}\nsmall tree\n"
+
+
+def test_round_trip_keeps_lines_and_blank_lines(qtbot, open_main_window, tiny_model_dir, tiny_translator,
+                                                tmp_path) -> None:
+    window = open_main_window(tiny_model_dir)
+    source = tmp_path / "letter.txt"
+    source.write_text(DOCUMENT, encoding="utf-8")
+    assert window.menus.actions["translate_file"].shortcut().toString() == "Ctrl+Shift+O"
+    dialog = window.translate_file(source)
+    assert dialog is not None and dialog.isVisible() and dialog.running
+    assert not dialog.save_button.isEnabled()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
+    assert window.shown_errors == []
+    source_lines = DOCUMENT.splitlines()
+    assert len(dialog.lines) == len(source_lines)
+    expected = [t.text for t in tiny_translator.translate_batch(source_lines, dialog.cfg)]
+    assert dialog.lines == expected
+    assert dialog.progress.value() == dialog.progress.maximum()
+    assert dialog.save_button.isEnabled()
+    assert dialog.target_view.toPlainText() == "\n".join(expected)
+
+    saved = dialog.save(tmp_path / "letter.de.txt")
+    out_lines = saved.read_text(encoding="utf-8").splitlines()
+    assert len(out_lines) == len(source_lines)
+    for src, out in zip(source_lines, out_lines):
+        assert (src.strip() == "") == (out == ""), (src, out)  # blank stays blank, text gets a translation
+    assert len(dialog.units) > len([line for line in source_lines if line.strip()])  # the long line was split
+    assert not (tmp_path / "letter.de.txt.part").exists()
+
+
+def test_cancel_stops_and_writes_nothing(qtbot, open_main_window, tiny_model_dir, tiny_translator, tmp_path) -> None:
+    window = open_main_window(tiny_model_dir)
+    source = tmp_path / "long.txt"
+    source.write_text("\n".join(["red cat runs big house", "blue dog sleeps small tree"] * 200) + "\n",
+                      encoding="utf-8")
+    dialog = window.translate_file(source)
+    done: list[int] = []
+    dialog.worker.unitDone.connect(lambda _r, i, _t: done.append(i))
+    qtbot.waitUntil(lambda: len(done) >= 2, timeout=TIMEOUT_MS)
+    dialog.cancel_button.click()
+    assert not dialog.running and dialog.lines is None
+    assert "Cancelled" in dialog.status.text()
+    qtbot.waitUntil(lambda: not dialog.worker.busy, timeout=TIMEOUT_MS)
+    stopped_at = len(done)
+    assert stopped_at < len(dialog.units)  # it stopped, it did not run to the end
+    assert not dialog.save_button.isEnabled()
+    out = tmp_path / "long.de.txt"
+    assert dialog.save(out) is None and not out.exists()
+    # a new file translates normally after a cancel
+    short = tmp_path / "short.txt"
+    short.write_text("red cat\n", encoding="utf-8")
+    assert dialog.translate_file(short) is None
+    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
+    assert dialog.lines == [tiny_translator.translate_batch(["red cat"], dialog.cfg)[0].text]
+
+
+@pytest.mark.parametrize("name, content, words", [
+    ("photo.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR", "not a text file"),
+    ("latin1.txt", "caf\xe9 cr\xe8me\n".encode("latin-1"), "not UTF-8 text"),
+    ("empty.txt", b"  \n\n", "has no text"),
+    ("missing.txt", None, "does not exist"),
+    ("folder.txt", "dir", "is a folder"),
+])
+def test_bad_file_is_one_sentence_naming_it(qtbot, open_main_window, tiny_model_dir, tmp_path, name, content,
+                                            words) -> None:
+    path = tmp_path / name
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    with pytest.raises(DocumentFileError, match=words):
+        read_document(path)
+    window = open_main_window(tiny_model_dir)
+    assert window.translate_file(path) is None
+    assert len(window.shown_errors) == 1
+    message = window.shown_errors[0]
+    assert name in message and words in message and "\n" not in message
+    assert window.document_dialog is None or not window.document_dialog.isVisible()
+
+
+def test_no_model_is_one_sentence(qtbot, open_main_window, tmp_path) -> None:
+    window = open_main_window(None)
+    path = tmp_path / "doc.txt"
+    path.write_text("red cat\n", encoding="utf-8")
+    assert window.translate_file(path) is None
+    assert window.shown_errors == ["no model is loaded: open a model first, then translate a file"]
+
+
+def test_utf8_bom_is_dropped_and_lines_written_exactly(tmp_path) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes("\ufeffÄpfel\r\n\r\nBirnen".encode("utf-8"))
+    assert read_document(path) == "Äpfel\r\n\r\nBirnen"
+    out = write_translation(tmp_path / "out.txt", ["apples", "", "pears"])
+    assert out.read_bytes() == b"apples\n\npears\n"
+
+
+def test_cli_gui_translate_file_screenshot(tiny_model_dir, tmp_path) -> None:
+    doc = tmp_path / "doc.txt"
+    doc.write_text("red cat runs\n\nblue dog sleeps\n", encoding="utf-8")
+    out = tmp_path / "doc.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1", PYTHONIOENCODING="utf-8",
+               NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "cfg"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "log"))
+    proc = subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", "-m", str(tiny_model_dir), "--translate-file",
+                           str(doc), "--screenshot", str(out)], capture_output=True, text=True, timeout=240,
+                          cwd=REPO_ROOT, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    log = (tmp_path / "log" / "nmt-desktop.log").read_text(encoding="utf-8")
+    assert "translating file" in log and "doc.txt" in log
+    bad = subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", "-m", str(tiny_model_dir), "--translate-file",
+                          str(tmp_path / "nope.txt"), "--screenshot", str(out)], capture_output=True, text=True,
+                         timeout=240, cwd=REPO_ROOT, env=env)
+    assert bad.returncode == 1 and "nope.txt does not exist" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
