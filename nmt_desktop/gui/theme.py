@@ -16,8 +16,9 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 SCHEMES = ("system", "light", "dark")
 # Perceptually uniform maps; cividis and CET-CBL2 are also safe for red-green colour blindness.
-COLORMAPS = {"viridis": "Viridis", "cividis": "Cividis (colour-blind safe)", "CET-CBL2": "Blue-yellow (colour-blind safe)",
-             "magma": "Magma", "inferno": "Inferno", "plasma": "Plasma", "CET-L1": "Greys"}
+COLORMAPS = {"viridis": "Viridis", "cividis": "Cividis (colour-blind safe)",
+             "CET-CBL2": "Blue-yellow (colour-blind safe)", "magma": "Magma", "inferno": "Inferno", "plasma": "Plasma",
+             "CET-L1": "Greys"}
 DEFAULT_COLORMAP = "viridis"
 
 
