@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtCore import QByteArray, QMimeData, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
+from PySide6.QtGui import QCloseEvent, QIcon
 from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
@@ -26,7 +26,7 @@ from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
 from .document_dialog import DocumentDialog
-from .drop import classify
+from .drop import FileDropFilter, classify
 from .empty_state import EmptyState
 from .menus import build_menus, check_theme
 from .settings import Settings, setup_logging
@@ -81,7 +81,8 @@ class MainWindow(QMainWindow):
         self.menus = build_menus(self)
         theme.follow(self, lambda _theme: check_theme(self.menus))  # the View menu ticks what is in use
         self.document_dialog: DocumentDialog | None = None
-        self.setAcceptDrops(True)
+        self.setAcceptDrops(True)  # files dropped anywhere on the window (gui/drop.py)
+        QApplication.instance().installEventFilter(FileDropFilter(self, self.handle_drop))
         self.model_label = QLabel("No model")
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
@@ -193,14 +194,9 @@ class MainWindow(QMainWindow):
 
     # -- drag and drop -------------------------------------------------------------------------------------
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt name
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt name
+    def handle_drop(self, mime: QMimeData) -> None:
         """A model folder or .zip loads; a .txt file opens Translate text file…; anything else: one sentence."""
-        drop = classify(event.mimeData())
-        event.acceptProposedAction()
+        drop = classify(mime)
         if drop.kind == "model":
             self.load_model(drop.path)
         elif drop.kind == "text":

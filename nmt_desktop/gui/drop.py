@@ -4,14 +4,21 @@ A folder or a .zip is a model: it loads through the Models tab's load path (a ba
 one-sentence error as File > Open model). A .txt file opens File > Translate text file… on it (the whole
 file is translated there, with progress and Save, rather than pasted into the source box, which is for
 short text). Anything else is refused with one sentence in the status bar.
+
+Files may be dropped anywhere on the window: `FileDropFilter` takes drops of files before a child that
+accepts drops itself (the source box would paste the file's path as text) sees them; dragged text still
+goes where it is dropped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from PySide6.QtCore import QMimeData
+from PySide6.QtCore import QEvent, QMimeData, QObject
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QWidget
 
 TEXT_SUFFIXES = (".txt",)
 MODEL_SUFFIXES = (".zip",)
@@ -46,3 +53,25 @@ def classify(mime: QMimeData) -> Drop:
     if suffix in TEXT_SUFFIXES:
         return Drop("text", path)
     return Drop("refused", message=f"Cannot open {path.name}: drop a model folder, a model .zip or a .txt file")
+
+
+_DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
+
+
+class FileDropFilter(QObject):
+    """An application event filter: a drag of files over any widget of `window` is the window's; on the drop
+    `handle(mime)` runs. Install with `QApplication.instance().installEventFilter(...)`; it goes with `window`."""
+
+    def __init__(self, window: QWidget, handle: Callable[[QMimeData], None]):
+        super().__init__(window)
+        self._window, self._handle = window, handle
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt name
+        if event.type() not in _DRAG_EVENTS or not isinstance(obj, QWidget) or obj.window() is not self._window:
+            return False
+        if not isinstance(event, QDropEvent) or not event.mimeData().hasUrls():
+            return False
+        event.acceptProposedAction()
+        if event.type() == QEvent.Type.Drop:
+            self._handle(event.mimeData())
+        return True
