@@ -21,6 +21,7 @@ class EmptyState(QWidget):
         self.hint.setAlignment(Qt.AlignCenter)
         self.button = QPushButton("Open model…")
         self.button.setObjectName("primaryButton")
+        self.button.setToolTip("Load a model folder from disk (Ctrl+O)")
         self.button.clicked.connect(open_model)
         layout = QVBoxLayout(self)
         layout.addStretch(1)

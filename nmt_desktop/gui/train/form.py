@@ -22,6 +22,7 @@ from nmt_desktop.core.locations import user_runs_dir
 
 from ..devices import Device, no_gpu_message
 from .fields import FloatEdit, PathRow, double_box, spin_box
+from .form_tips import apply_tips
 from .process import command_lines
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class TrainForm(QWidget):
         self._set_mode(scratch=True)
         self._update_kinds()
         self._connect_changes()
+        apply_tips(self)
         self.update_command()
 
     # -- sections ---------------------------------------------------------------------------------
