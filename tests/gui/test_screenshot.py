@@ -20,6 +20,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 from nmt_desktop.cli import gui as gui_command  # noqa: E402
 from nmt_desktop.cli.main import main as cli_main  # noqa: E402
 from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
+from nmt_desktop.core.analysis.words import display_piece  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import screenshot  # noqa: E402
 
@@ -103,7 +104,7 @@ def test_ablation_view_shows_the_changed_translation(monkeypatch, app_dirs, tiny
     assert sorted(seen["heads"]) == heads
     expected = tiny_translator.translate(TEXT, seen["cfg"], head_mask=analysis.ablation_mask(tiny_translator, heads))
     assert seen["ablated"] == expected.target_ids != seen["original"]
-    assert all(token in seen["shown"] for token in seen["ablated_text"])
+    assert all(display_piece(token) in seen["shown"] for token in seen["ablated_text"])
 
 
 def test_ablation_defaults_to_the_last_layer(monkeypatch, app_dirs, tiny_model_dir) -> None:
