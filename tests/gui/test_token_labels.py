@@ -282,6 +282,17 @@ def test_theme_restyles_plots(qtbot, long_tr, light_theme):
     assert plots.plots["loss"].backgroundBrush().color().name() == theme.DARK.plot_background
     assert grid.grid.backgroundBrush().color().name() == theme.DARK.plot_background
     assert grid.cell_item(0, 0).image.getColorMap().name == "cividis"
+    from nmt_desktop.gui.analysis.alignment import AlignmentView
+    from nmt_desktop.gui.analysis.beam_tree import BeamTreeView
+    from nmt_desktop.gui.analysis.head_stats import HeadStatsView
+
+    stats, tree, align = HeadStatsView(), BeamTreeView(), AlignmentView()
+    for w in (stats, tree, align):
+        qtbot.addWidget(w)
+    assert stats.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
+    assert tree.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
+    assert align.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
+    tree.shutdown()
     diff = FocusView(diverging=True)
     qtbot.addWidget(diff)
     assert diff.colorbar.colorMap().name == "CET-D1"  # differences keep their blue-white-red map
