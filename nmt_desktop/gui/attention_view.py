@@ -67,6 +67,8 @@ class AttentionView(QtWidgets.QWidget):
         self.kind_combo = QtWidgets.QComboBox()
         for kind in KINDS:
             self.kind_combo.addItem(KIND_TITLES[kind], kind)
+        self.kind_combo.setToolTip("Which attention the heatmaps show: cross-attention (target → source), or the "
+                                   "encoder's or decoder's self-attention")
         self.merge_check = QtWidgets.QCheckBox("Merge subwords into words")
         self.merge_check.setToolTip("Sum over the source pieces of a word, mean over the target pieces of a word")
         self.scale_combo = QtWidgets.QComboBox()
@@ -76,6 +78,8 @@ class AttentionView(QtWidgets.QWidget):
                                     "log: log10 of the weights, 1e-4..1")
         self.export_button = QtWidgets.QToolButton()
         self.export_button.setText("Export")
+        self.export_button.setToolTip("Save the grid or focus view as PNG/SVG, the focus matrix as CSV, "
+                                      "or the attention tensors as NPZ/JSON")
         self.export_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QtWidgets.QMenu(self.export_button)
         exports = (("Grid as PNG…", "grid", ".png"), ("Grid as SVG…", "grid", ".svg"),

@@ -108,6 +108,7 @@ class GetModelsDialog(QDialog):
         self.load_button.setToolTip("Open the installed model in the app")
         self.load_button.clicked.connect(self._request_load)
         self.close_button = QPushButton("Close")
+        self.close_button.setToolTip("Close this window (a download goes on in the background)")
         self.close_button.clicked.connect(self.close)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)

@@ -45,6 +45,7 @@ class ShortcutsDialog(QDialog):
         self.view = QTextBrowser()
         self.view.setHtml(shortcuts_html(shortcut_rows(window)))
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.button(QDialogButtonBox.Close).setToolTip("Close this list (Esc)")
         buttons.rejected.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.view)

@@ -69,6 +69,7 @@ class BeamTreeView(JobView):
         self.beam.setValue(4)
         self.beam.setToolTip("Beam size of the search drawn")
         self.run_button = QPushButton("Decode with beam search")
+        self.run_button.setToolTip("Decode the sentence with beam search and draw every hypothesis it kept or pruned")
         self.run_button.clicked.connect(lambda: self.decode())
         self.head = QComboBox()
         self.head.setToolTip("Attention shown for the selected node")

@@ -47,10 +47,12 @@ class CompareView(JobView):
         self.a: Translation | None = None
         self.b: Translation | None = None
         self.open_button = QPushButton("Open model B…")
+        self.open_button.setToolTip("Choose the second model (a folder or .zip) to compare with the loaded one")
         self.open_button.clicked.connect(self._ask_model)
         self.other_label = QLabel("Model B: none")
         self.run_button = QPushButton("Compare")
         self.run_button.setObjectName("primaryButton")
+        self.run_button.setToolTip("Translate the sentence with both models and show their attention side by side")
         self.run_button.clicked.connect(lambda: self.compare())
         self.layer = QSpinBox()
         self.head = QSpinBox()

@@ -110,6 +110,7 @@ class ProbeView(QGroupBox):
         for spin, name in ((self.layer, "layer"), (self.head, "head")):
             spin.setPrefix(name[0].upper())  # L3, H2: the spelling of every view (core/analysis/head_names.py)
             spin.setRange(1, 1)
+            spin.setToolTip(f"The probe's decoder {name} shown, counted from 1")
             spin.valueChanged.connect(lambda _v: self._show())
             pick.addWidget(QLabel(name))
             pick.addWidget(spin)

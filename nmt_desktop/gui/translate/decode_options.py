@@ -23,6 +23,8 @@ class DecodeOptions(QGroupBox):
         d = DecodeConfig()
         self.mode = QComboBox()
         self.mode.addItems(MODES)
+        self.mode.setToolTip("Greedy: the most likely token each step; beam search: keep several hypotheses; "
+                             "sampling: draw tokens at random (temperature, top-k, top-p)")
         self.beam = _spin(2, 64, 4, "Hypotheses kept at each step")
         self.nbest = _spin(1, 64, 3, "Hypotheses listed in the n-best list (≤ beam size)")
         self.length_penalty = _dspin(0.0, 5.0, d.length_penalty, 0.1, "GNMT length penalty α")
