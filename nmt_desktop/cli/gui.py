@@ -39,6 +39,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
         p.add_argument(old, default=None, help=argparse.SUPPRESS)
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
+    p.add_argument("--theme", choices=("system", "light", "dark"), default=None,
+                   help="colour scheme for this run (default: View > Theme's saved choice; not saved)")
     p.add_argument("--translate-file", metavar="FILE.txt", default=None,
                    help="open File > Translate text file… on this UTF-8 .txt file and translate it (with "
                         "--screenshot, the PNG shows the finished dialog over the window)")

@@ -378,6 +378,8 @@ def run_gui(args: argparse.Namespace) -> int:
     screenshot.check_options(args)
     setup_logging()
     app = create_app()
+    if getattr(args, "theme", None) is not None:
+        theme.apply(args.theme)  # for this run only (the View menu saves a choice)
     window = MainWindow(model=_DEFAULT if args.model is None else args.model, int8=args.int8 or None)
     errors: list[str] = []
     window.errorShown.connect(errors.append)
@@ -465,10 +467,13 @@ def _open_document(window: MainWindow, path: str, errors: list[str]) -> Document
 
 def _with_dialog(pixmap: Any, dialog: Any) -> Any:
     """The window's picture with the dialog's drawn over its centre, as a person would see them."""
-    from PySide6.QtGui import QPainter
+    from PySide6.QtGui import QColor, QPainter
 
     shot = dialog.grab()
     painter = QPainter(pixmap)
-    painter.drawPixmap((pixmap.width() - shot.width()) // 2, (pixmap.height() - shot.height()) // 2, shot)
+    x, y = (pixmap.width() - shot.width()) // 2, (pixmap.height() - shot.height()) // 2
+    painter.drawPixmap(x, y, shot)
+    painter.setPen(QColor(theme.current().muted))  # the dialog's edge, as a window frame would draw it
+    painter.drawRect(x - 1, y - 1, shot.width() + 1, shot.height() + 1)
     painter.end()
     return pixmap

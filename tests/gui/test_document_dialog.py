@@ -125,10 +125,15 @@ def test_cli_gui_translate_file_screenshot(tiny_model_dir, tmp_path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1", PYTHONIOENCODING="utf-8",
                NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "cfg"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "log"))
     proc = subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", "-m", str(tiny_model_dir), "--translate-file",
-                           str(doc), "--screenshot", str(out)], capture_output=True, text=True, timeout=240,
-                          cwd=REPO_ROOT, env=env)
+                           str(doc), "--theme", "dark", "--screenshot", str(out)], capture_output=True, text=True,
+                          timeout=240, cwd=REPO_ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(str(out))
+    assert QColor(image.pixel(4, image.height() // 2)).lightness() < 80  # --theme dark: a dark window
+    assert "theme" not in (tmp_path / "cfg" / "settings.json").read_text(encoding="utf-8")  # for this run only
     log = (tmp_path / "log" / "nmt-desktop.log").read_text(encoding="utf-8")
     assert "translating file" in log and "doc.txt" in log
     bad = subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", "-m", str(tiny_model_dir), "--translate-file",
