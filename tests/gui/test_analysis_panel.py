@@ -320,10 +320,12 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
         monkeypatch.setattr(analysis, "coverage_warnings", lambda translation, **kw: [omission])
         panel._show_coverage([shown])
         assert panel.coverage_label.isVisible() and "“red” (possible omission)" in panel.coverage_label.text()
-        assert "#fed7aa" not in panel.output.toHtml().lower()
+        from nmt_desktop.gui import theme
+
+        assert theme.current().diffuse_background not in panel.output.toHtml().lower()
         panel.coverage = [[analysis.CoverageWarning("diffuse", 2, shown.target_tokens[2], 9.0)]]
         panel._render_output()  # a diffuse token is highlighted in the output
-        assert "#fed7aa" in panel.output.toHtml().lower()
+        assert theme.current().diffuse_background in panel.output.toHtml().lower()
 
         # two sentences: the analysis follows the sentence selected on the Translate tab
         with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
