@@ -46,8 +46,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     g.add_argument("--sample", action="store_true", help="sample instead of greedy search (needs --beam 1)")
     g.add_argument("--temperature", type=float, default=None, metavar="T",
                    help=f"sampling temperature (default {d.temperature})")
-    g.add_argument("--top-k", type=int, default=None, metavar="K", help="sample from the K most likely tokens")
-    g.add_argument("--top-p", type=float, default=None, metavar="P", help="nucleus sampling threshold in (0, 1]")
+    g.add_argument("--top-k", type=int, default=None, metavar="K",
+                   help=f"sample from the K most likely tokens; 0 = all (default {d.top_k})")
+    g.add_argument("--top-p", type=float, default=None, metavar="P",
+                   help=f"nucleus sampling threshold in (0, 1]; 1 = off (default {d.top_p})")
     g.add_argument("--seed", type=int, default=None, metavar="S", help="random seed for reproducible sampling")
     g.add_argument("--min-len", type=int, default=d.min_length, metavar="N",
                    help="generate at least N target tokens before </s>")

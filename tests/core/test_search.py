@@ -252,11 +252,11 @@ def test_degenerate_sampling_equals_greedy(filters):
 def test_sample_filters_restrict_the_support():
     logprobs = torch.log_softmax(torch.tensor([[4.0, 3.0, 2.0, 1.0, 0.0, -1.0]]), -1).repeat(400, 1)
     gen = torch.Generator().manual_seed(0)
-    drawn = set(_sample(logprobs, DecodeConfig(sample=True, top_k=3, temperature=10.0), gen).tolist())
+    drawn = set(_sample(logprobs, DecodeConfig(sample=True, top_k=3, top_p=1.0, temperature=10.0), gen).tolist())
     assert drawn == {0, 1, 2}
     p = logprobs[0].exp()
     cut = float(p[0] + 0.5 * p[1])  # nucleus reaching this mass needs the top two tokens
-    drawn = set(_sample(logprobs, DecodeConfig(sample=True, top_p=cut), gen).tolist())
+    drawn = set(_sample(logprobs, DecodeConfig(sample=True, top_p=cut, temperature=1.0), gen).tolist())
     assert drawn == {0, 1}
 
 
