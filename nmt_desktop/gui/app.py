@@ -26,7 +26,7 @@ from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
 from .document_dialog import DocumentDialog
-from .drop import FileDropFilter, classify
+from .drop import classify, install_file_drops
 from .empty_state import EmptyState
 from .menus import build_menus, check_theme
 from .settings import Settings, setup_logging
@@ -81,8 +81,7 @@ class MainWindow(QMainWindow):
         self.menus = build_menus(self)
         theme.follow(self, lambda _theme: check_theme(self.menus))  # the View menu ticks what is in use
         self.document_dialog: DocumentDialog | None = None
-        self.setAcceptDrops(True)  # files dropped anywhere on the window (gui/drop.py)
-        QApplication.instance().installEventFilter(FileDropFilter(self, self.handle_drop))
+        install_file_drops(self, self.handle_drop)  # files dropped anywhere on the window (gui/drop.py)
         self.model_label = QLabel("No model")
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)

@@ -5,9 +5,10 @@ one-sentence error as File > Open model). A .txt file opens File > Translate tex
 file is translated there, with progress and Save, rather than pasted into the source box, which is for
 short text). Anything else is refused with one sentence in the status bar.
 
-Files may be dropped anywhere on the window: `FileDropFilter` takes drops of files before a child that
-accepts drops itself (the source box would paste the file's path as text) sees them; dragged text still
-goes where it is dropped.
+Files may be dropped anywhere on the window: `install_file_drops` puts a `FileDropFilter` on the window and
+on every child that accepts drops itself (the source box would paste the file's path as text), so the window
+takes dropped files there too; dragged text still goes where it is dropped. The filter sits on those widgets
+only, not on the application, where it would run for every event of the app.
 """
 
 from __future__ import annotations
@@ -58,9 +59,19 @@ def classify(mime: QMimeData) -> Drop:
 _DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
 
 
+def install_file_drops(window: QWidget, handle: Callable[[QMimeData], None]) -> FileDropFilter:
+    """Let `window` take files dropped anywhere on it (call once its widgets are built); `handle(mime)` runs."""
+    window.setAcceptDrops(True)
+    drops = FileDropFilter(window, handle)
+    for widget in [window, *window.findChildren(QWidget)]:
+        if widget.acceptDrops():
+            widget.installEventFilter(drops)
+    return drops
+
+
 class FileDropFilter(QObject):
-    """An application event filter: a drag of files over any widget of `window` is the window's; on the drop
-    `handle(mime)` runs. Install with `QApplication.instance().installEventFilter(...)`; it goes with `window`."""
+    """An event filter: a drag of files over a filtered widget of `window` is the window's; on the drop
+    `handle(mime)` runs."""
 
     def __init__(self, window: QWidget, handle: Callable[[QMimeData], None]):
         super().__init__(window)

@@ -156,22 +156,26 @@ def palette(theme: Theme) -> QPalette:
 
 
 def apply(choice: str | None = None, colormap: str | None = None) -> Theme:
-    """Switch scheme and/or colour map app-wide and tell every follower; returns the new theme."""
+    """Switch scheme and/or colour map app-wide and tell every follower; returns the new theme.
+
+    The palette and style sheet are set only when their colours change: a new style sheet repolishes
+    every widget (a visible pause with the whole window built), and a colour map alone needs none."""
     global _current, _scheme
     if colormap is not None and colormap not in COLORMAPS:
         raise ValueError(f"unknown colour map {colormap!r}: choose one of {', '.join(COLORMAPS)}")
-    if choice is not None:
-        _scheme = choice
-    theme = resolve(_scheme)
+    theme = resolve(_scheme if choice is None else choice)  # an unknown choice raises before anything changes
+    _scheme = _scheme if choice is None else choice
     if colormap is not None:
         theme = replace(theme, colormap=colormap)
     _current = theme
     app = QGuiApplication.instance()
     if app is not None:
         _watch_system()
-        app.setPalette(palette(theme))
-        if hasattr(app, "setStyleSheet"):
-            app.setStyleSheet(stylesheet(theme))
+        sheet = stylesheet(theme)
+        if not hasattr(app, "styleSheet") or app.styleSheet() != sheet:
+            app.setPalette(palette(theme))
+            if hasattr(app, "setStyleSheet"):
+                app.setStyleSheet(sheet)
     notifier().changed.emit(theme)
     return theme
 

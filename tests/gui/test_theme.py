@@ -100,3 +100,12 @@ def test_unknown_saved_theme_falls_back_to_the_system_scheme(config_dir) -> None
     create_app()
     assert theme.scheme() == "system"
     assert theme.current().colormap == theme.DEFAULT_COLORMAP
+
+
+def test_unknown_choice_changes_nothing(config_dir) -> None:
+    theme.apply("dark", "magma")
+    with pytest.raises(ValueError, match="unknown theme 'purple'"):
+        theme.apply("purple")
+    with pytest.raises(ValueError, match="unknown colour map 'rainbow'"):
+        theme.apply(colormap="rainbow")
+    assert theme.scheme() == "dark" and theme.current().dark and theme.current().colormap == "magma"
