@@ -190,6 +190,8 @@ def test_keep_checkpoints_keeps_the_newest_and_they_average(corpus, tmp_path):
     paths = [run / "checkpoints" / name for name in kept]
     models = [load_model(p) for p in paths]
     assert [m.card["training"]["steps"] for m in models] == [30, 40, 50]
+    words = models[-1].card["data"]["source_words"]  # how long the training sentences were (the GUI's length hint)
+    assert words["median"] <= words["p99"] <= words["max"] <= 7
     averaged = average_models(paths)
     for name, value in averaged.model.state_dict().items():
         expected = sum(m.model.state_dict()[name].double() for m in models) / 3
