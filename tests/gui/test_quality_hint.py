@@ -62,3 +62,6 @@ def test_diffuse_attention_gets_a_hint(qtbot, panel, tiny_trained) -> None:
     assert panel.quality_hint.isVisible()
     assert panel.quality_hint.text().startswith("Diffuse attention: for most words the model looked everywhere")
     assert "Get models" in panel.quality_hint.text()
+    panel.set_translator(untrained, info({"hub_repo": "Helsinki-NLP/opus-mt-en-de"}))  # already an OPUS-MT model
+    translate_and_wait(qtbot, panel, "red cat runs")
+    assert panel.quality_hint.text().startswith("Diffuse attention") and "Get models" not in panel.quality_hint.text()

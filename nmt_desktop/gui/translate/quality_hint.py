@@ -44,8 +44,9 @@ def quality_hint(translations: Sequence[Translation], card: dict[str, Any] | Non
                 f"{BETTER_MODELS}")
     shares = [diffuse_share(u.attention) for u in units if u.attention is not None and u.attention.shape[2]]
     if shares and sum(shares) / len(shares) > DIFFUSE_SHARE:
+        already = "opus-mt" in str((card or {}).get("hub_repo", "")).lower()  # no pointer to what is in use
         return ("Diffuse attention: for most words the model looked everywhere in the input at once, a sign "
-                f"it is unsure; {BETTER_MODELS}")
+                "it is unsure" + ("" if already else f"; {BETTER_MODELS}"))
     return ""
 
 
