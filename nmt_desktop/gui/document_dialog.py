@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
@@ -265,6 +264,7 @@ class DocumentDialog(QDialog):
         self.cancel()
         self._thread.stop()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
+    def reject(self) -> None:
+        """Esc, Close or the window's close button: the translation under way is cancelled, not left running."""
         self.cancel()
-        super().closeEvent(event)
+        super().reject()

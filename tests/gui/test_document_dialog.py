@@ -76,6 +76,11 @@ def test_cancel_stops_and_writes_nothing(qtbot, open_main_window, tiny_model_dir
     assert dialog.translate_file(short) is None
     qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
     assert dialog.lines == [tiny_translator.translate_batch(["red cat"], dialog.cfg)[0].text]
+    # closing the window (Esc, Close) during a translation cancels it
+    assert dialog.translate_file(source) is None and dialog.running
+    dialog.close_button.click()
+    assert not dialog.isVisible() and not dialog.running
+    qtbot.waitUntil(lambda: not dialog.worker.busy, timeout=TIMEOUT_MS)
 
 
 @pytest.mark.parametrize("name, content, words", [
