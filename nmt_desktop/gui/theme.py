@@ -8,6 +8,7 @@ View > Theme or View > Colour map. Widgets that paint themselves register with `
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -195,4 +196,14 @@ def follow(owner: QObject, restyle: Callable[[Theme], None]) -> None:
     """Call `restyle(current())` now and after every theme change while `owner` is alive."""
     restyle(_current)
     conn = notifier().changed.connect(restyle)
-    owner.destroyed.connect(lambda *_: notifier().changed.disconnect(conn))
+    owner.destroyed.connect(lambda *_: _disconnect(conn))
+
+
+def _disconnect(conn: object) -> None:
+    """Drop a follower; PySide may have dropped it already with its receiver, which is fine."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            notifier().changed.disconnect(conn)
+        except (RuntimeError, TypeError):
+            pass
