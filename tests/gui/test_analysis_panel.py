@@ -317,7 +317,9 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
         # an omission is spelled out (whether this tiny model omits a word depends on its training
         # threads, so the warning itself is given here)
         omission = analysis.CoverageWarning("omission", 0, shown.source_tokens[0], 0.1)
-        monkeypatch.setattr(analysis, "coverage_warnings", lambda translation, **kw: [omission])
+        from nmt_desktop.gui.translate import quality_hint
+
+        monkeypatch.setattr(quality_hint, "coverage_warnings", lambda translation, **kw: [omission])
         panel._show_coverage([shown])
         assert panel.coverage_label.isVisible() and "“red” (possible omission)" in panel.coverage_label.text()
         from nmt_desktop.gui import theme
