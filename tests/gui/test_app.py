@@ -136,10 +136,12 @@ def test_ctrl_enter_streams_into_output_and_view(qtbot, window, tiny_translator)
     # hovering a token shows that step's alternatives
     from PySide6.QtCore import QUrl
 
+    from nmt_desktop.core.analysis.words import display_piece
+
     panel._token_hovered(QUrl("tok:0:1"))
     alts = expected.best.alternatives[1]
     assert panel.alternatives.rowCount() == len(alts)
-    assert panel.alternatives.item(0, 0).text() == alts[0].piece
+    assert panel.alternatives.item(0, 0).text() == display_piece(alts[0].piece)  # ·katze, never ▁katze
     assert panel.stop_button.isEnabled() is False and panel.translate_button.isEnabled()
 
 
