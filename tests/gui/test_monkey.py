@@ -8,7 +8,7 @@ sentence, that the event loop is never blocked longer than `MAX_GAP_S` (a 20 ms 
 thread's CPU time between two of its ticks while the monkey runs; see Heartbeat), that Qt never reports an
 object used from the wrong thread, and that the window closes with every thread joined and no training child
 left. (No watchdog thread samples stacks: a Python thread of the test's own can run the garbage collector on Qt
-objects, and faulthandler's timed dump reads running frames; each crashed a long run.)
+objects, and faulthandler's timed dump reads running frames; each crashed a run of this test once.)
 
 Actions whose widget does not exist (yet) are skipped; the test fails if any core action never ran.
 NMT_MONKEY_ACTIONS (default 250, a CI-sized run) and NMT_MONKEY_SEED (default 22) choose the run;
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -254,7 +255,7 @@ class Monkey:
         if panel.running:
             panel.stop()
             return True
-        if panel.state != "idle":
+        if panel.state == "checking":  # Start was pressed and the data check is under way
             return False
         panel.form.set_form(TrainConfig(train=str(self.corpus), dev_fraction=0.1, preset="tiny", vocab_size=300,
                                         batch_tokens=400, max_steps=30, eval_every=10, log_every=1, threads=1,
@@ -364,7 +365,7 @@ def test_monkey_drives_the_whole_window(qtbot, qtlog, sandbox) -> None:
           f"of GUI-thread work (after '{after}'), longest wall-clock gap {wall} ms (after '{wall_after}'); "
           f"per action, block ms {dict(sorted(beat.busy_ms.items()))}, wall ms {dict(sorted(beat.wall_ms.items()))}; "
           f"ran {dict(sorted(monkey.counts.items()))}; skipped {dict(sorted(monkey.skipped.items()))}; "
-          f"errors shown {len(errors)}")
+          f"errors shown {len(errors)}: {dict(Counter(m[:50] for m in errors).most_common(6))}")
     window.train_panel.shutdown(60000)
     window.close()
     assert not window.translate_panel._worker_thread.thread.isRunning()
