@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Regenerate the Translate tab's screenshots in the README ("Desktop app"), made by the app itself:
+# translate.png (grid, beam 4, two sentences), focus.png (the focus view of a 20-token sentence, every
+# label readable), translate-dark.png (the dark theme) and translate-file.png (File > Translate text file…).
+#
+#   resources/screenshots/make_translate_shots.sh [MODEL]   # default: the bundled en-de
+#
+# Runs offscreen; NMT_DESKTOP overrides the app command (default .venv/bin/nmt-desktop).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MODEL=${1:-en-de}
+APP=${NMT_DESKTOP:-.venv/bin/nmt-desktop}
+OUT=resources/screenshots
+LONG="My brother bought a new car last week, and now he drives his children to school every morning."
+export QT_QPA_PLATFORM=offscreen
+
+"$APP" gui -m "$MODEL" --theme light --beam 4 \
+    --text "My brother bought a new car last week. Where is the nearest train station?" \
+    --screenshot $OUT/translate.png
+"$APP" gui -m "$MODEL" --theme light --focus L3H2 --text "$LONG" --screenshot $OUT/focus.png
+"$APP" gui -m "$MODEL" --theme dark --focus L3H2 \
+    --text "My brother bought a new car last week. Where is the nearest train station?" \
+    --screenshot $OUT/translate-dark.png
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+DOC=$TMP/holiday.txt
+printf '%s\n' "The weather is nice today." "We are going to the lake." "" \
+    "My sister reads a book in the garden." "The children are playing with the dog." "" \
+    "Where is the nearest train station?" > "$DOC"
+"$APP" gui -m "$MODEL" --theme light --translate-file "$DOC" --screenshot $OUT/translate-file.png
+ls -l $OUT/translate.png $OUT/focus.png $OUT/translate-dark.png $OUT/translate-file.png
