@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gc
 import logging
 import os
 import sys
@@ -110,6 +111,9 @@ class MainWindow(QMainWindow):
         self.train_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
 
         self._restore_settings()
+        # Everything imported and built so far (torch, Qt wrappers, pyqtgraph: ~10^5 objects) lives as long as the
+        # app: moved out of the collector's view, a full collection no longer walks it on the GUI thread.
+        gc.freeze()
         if int8 is not None:
             self.translate_panel.options.int8.setChecked(int8)
         self.models_panel.int8 = self.translate_panel.options.int8.isChecked()
