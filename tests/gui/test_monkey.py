@@ -49,8 +49,10 @@ HEARTBEAT_MS = 20
 # The one known stall, with its own bound: a theme change re-applies the app's style sheet, and
 # QApplication.setStyleSheet repolishes every widget (about 215 ms of CPU with the whole window built; Qt resolves
 # palette() in style sheets only at polish time, so a palette change alone cannot restyle). A colour map change sets
-# no style sheet (about 13 ms) and is held to MAX_GAP_S like every other action.
-KNOWN_STALLS = {"theme": 0.4}
+# no style sheet (about 13 ms) and is held to MAX_GAP_S like every other action. The bound is loose because the
+# repolish is CPU-bound and scales with the machine's load: 215 ms idle here, 306 ms in the long run, 449 ms in one CI
+# run on a busy machine.
+KNOWN_STALLS = {"theme": 1.0}
 CORE_ACTIONS = {"type", "paste", "translate", "stop", "decode_mode", "switch_tab", "attention_view", "focus",
                 "analysis_job", "export", "switch_model", "train"}
 TEXTS = ["", " ", "\n\n", "red cat runs", "big dog eats small bird",
