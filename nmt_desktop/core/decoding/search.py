@@ -464,3 +464,10 @@ def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[f
         None if rec.cross is None else rec.cross[pick],
         None if rec.self_attn is None else rec.self_attn[pick],
         prefixes)
+
+
+def capture_return(gen: Iterator, holder: list) -> Iterator:
+    """Yield from `gen` and append its return value (a search's encoder attention) to `holder`."""
+    value = yield from gen
+    if value is not None:
+        holder.append(value)

@@ -28,11 +28,13 @@ import torch
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import DocumentStream, check_length, line_units
 from nmt_desktop.core.formats.marian import is_language_token, split_language_code
-from nmt_desktop.core.decoding.search import BatchStep, BeamState, Hyp, beam_search, collect_greedy, greedy_or_sample
+from nmt_desktop.core.decoding.search import (BatchStep, BeamState, Hyp, beam_search, capture_return as _capture_return,
+                                              collect_greedy, greedy_or_sample)
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import HeadOverride, Transformer
 from nmt_desktop.core.decoding.backend import StepBackend
 from nmt_desktop.core.decoding.backend_choice import backend_for_search, choose_backend
+from nmt_desktop.core.decoding.scoring import score_batch
 
 
 class TargetLanguageError(ValueError):
@@ -90,6 +92,18 @@ class Hypothesis:
     attention: np.ndarray | None  # (layers, heads, target_len, source_len)
     self_attention: np.ndarray | None = None  # (layers, heads, target_len, target_len)
     finished: bool = True  # False when cut off at the maximum length
+    forced: bool = False  # a given translation scored by teacher forcing (scoring.py), not the model's choice
+
+    @property
+    def logprob(self) -> float:
+        """The sentence log-probability: the sum of the token log-probabilities (</s> included)."""
+        return float(sum(self.token_logprobs))
+
+    @property
+    def perplexity(self) -> float:
+        """exp(-logprob / tokens): 1 when every token was certain."""
+        n = len(self.token_logprobs)
+        return float(np.exp(-self.logprob / n)) if n else float("nan")
 
     def steps(self, eos_id: int | None = None) -> list[Step]:
         """This hypothesis as the `Step`s of a stream (for beam search: the final hypothesis, where the
@@ -182,6 +196,7 @@ class Translator:
         self._languages: list[str] | None = None  # >>code<< tokens of the source vocabulary, read when first needed
         self._target_language: str | None = None
         self.target_language = target_language
+        self.card: dict[str, Any] = {}  # the model folder's card.json (load() sets it): e.g. its alignment reading
 
     @classmethod
     def load(cls, path: str | Path, device: str = "cpu", int8: bool = False,
@@ -191,8 +206,10 @@ class Translator:
         from nmt_desktop.core.formats.model_dir import load_model
 
         loaded = load_model(path, device=device)
-        return cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language,
-                   backend=backend)
+        translator = cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language,
+                         backend=backend)
+        translator.card = dict(loaded.card)
+        return translator
 
     # --- target language (multilingual models) ----------------------------------------------
 
@@ -273,6 +290,18 @@ class Translator:
         for i, ids in enumerate(ids_list):
             batch[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
         return batch.to(self.device)
+
+    # --- scoring a given translation (scoring.py) ---------------------------------------------
+
+    def score(self, source: str, target: str | Sequence[int], cfg: DecodeConfig | None = None) -> Translation:
+        """How the model reads a given translation of `source` (text or target ids): a Translation whose
+        one hypothesis is that target, with log-probs, alternatives and attention (teacher forcing)."""
+        return self.score_batch([(source, target)], cfg)[0]
+
+    def score_batch(self, pairs: Sequence[tuple[str, str | Sequence[int]]], cfg: DecodeConfig | None = None,
+                    batch_size: int = 16) -> list[Translation]:
+        """`score` of many (source, target) pairs in length-sorted batches; results in input order."""
+        return score_batch(self, pairs, cfg, batch_size)
 
     # --- streaming --------------------------------------------------------------------------
 
@@ -456,11 +485,4 @@ class TranslationStream:
             enc = enc_holder[0] if enc_holder else None
         enc = None if enc is None else enc[0]
         self.result = tr._translation(self.text, self.ids, hyps, enc)
-
-
-def _capture_return(gen: Iterator, holder: list) -> Iterator:
-    """Yield from `gen` and append its return value to `holder`."""
-    value = yield from gen
-    if value is not None:
-        holder.append(value)
 

@@ -1,0 +1,331 @@
+"""Word alignments read from cross-attention, and how well they agree with people (AER).
+
+A reading (`AlignMethod`) says which attention stands for "target word j is aligned to source word i":
+
+- `reading`: "shift" reads target token t from the step that *consumes* it as decoder input (the step
+  predicting token t+1; Chen et al. 2020: the query there is the token itself), "predict" from the
+  step that predicts it (the attention the model had before it knew the token; the old reading);
+- `heads`: the cross-attention heads averaged, as 0-based (layer, head) pairs; None: every head of
+  `layer` (0-based, negative counts from the end; None: all layers);
+- `decision`: "argmax" links each target word to its most attended source word; "mutual" keeps only
+  the links that are also the argmax of their source word's column (SimAlign's ArgMax: fewer, surer
+  links); "threshold" links every pair whose word attention reaches `threshold`.
+
+Attention is merged to words before the decision (`words.merge_attention`: a source word receives
+what its pieces receive, a target word attends as its pieces do on average) and special tokens
+(</s>, >>fra<<) are left out and the rest renormalised, so the sink on </s> decides nothing.
+
+Words are either the model's own (`words.word_ids`: from the pieces) or given: whitespace tokens of a
+pre-tokenized text, as fast_align and the gold sets count them (`given_words`, `piece_word_ids`).
+
+`symmetrise` combines a forward alignment with one from a model of the reverse direction
+(intersection, union, grow-diag-final as in Moses). `parse_gold` / `alignment_error` read gold links
+(`i-j` sure, `i?j` possible) and compute AER, precision and recall (Och & Ney 2003).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+import numpy as np
+
+from nmt_desktop.core.analysis.head_names import head_name, layer_name
+from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, real_words
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Translation
+
+Reading = Literal["shift", "predict"]
+Decision = Literal["argmax", "mutual", "threshold"]
+READINGS: tuple[str, ...] = ("shift", "predict")
+DECISIONS: tuple[str, ...] = ("argmax", "mutual", "threshold")
+SYMMETRISATIONS: tuple[str, ...] = ("intersection", "union", "grow-diag-final")
+Links = list[tuple[int, int]]  # (source word i, target word j), 0-based, sorted
+
+
+@dataclass(frozen=True)
+class AlignMethod:
+    """One way to read word alignments from attention (see the module docstring)."""
+
+    reading: Reading = "shift"
+    layer: int | None = -2
+    heads: tuple[tuple[int, int], ...] | None = None
+    decision: Decision = "argmax"
+    threshold: float = 0.3
+
+    def __post_init__(self) -> None:
+        if self.reading not in READINGS:
+            raise ValueError(f"unknown alignment reading {self.reading!r}: use {' or '.join(READINGS)}")
+        if self.decision not in DECISIONS:
+            raise ValueError(f"unknown alignment decision {self.decision!r}: use {', '.join(DECISIONS)}")
+
+    def which_heads(self, layers: int) -> str:
+        """"L2 H1 + L3 H4", "L2 (heads averaged)" or "all layers", counted from 1 like every view."""
+        if self.heads is not None:
+            return " + ".join(head_name(l, h) for l, h in self.heads)
+        if self.layer is None:
+            return "all layers (heads averaged)"
+        return f"{layer_name(self.layer % layers)} (heads averaged)"
+
+    def describe(self, layers: int) -> str:
+        """One line for the README, the Alignments view and `align --help`."""
+        reading = ("shift reading (attention where a token is consumed)" if self.reading == "shift"
+                   else "attention where a token is predicted")
+        decision = {"argmax": "each target word to its most attended source word",
+                    "mutual": "words that are each other's most attended",
+                    "threshold": f"word attention ≥ {self.threshold:g}"}[self.decision]
+        return f"{reading}, {self.which_heads(layers)}, {decision}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The card's "alignment" entry: heads as "L2 H1" names."""
+        out: dict[str, Any] = {"reading": self.reading, "decision": self.decision}
+        if self.heads is not None:
+            out["heads"] = [head_name(l, h) for l, h in self.heads]
+        else:
+            out["layer"] = None if self.layer is None else self.layer
+        if self.decision == "threshold":
+            out["threshold"] = self.threshold
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "AlignMethod":
+        """The reading a model card records (`to_dict`); ValueError naming the bad field."""
+        from nmt_desktop.core.analysis.head_names import parse_head_refs
+
+        heads = data.get("heads")
+        refs = None
+        if heads is not None:
+            parsed = parse_head_refs(",".join(heads), "alignment.heads", want="head")
+            refs = tuple((r.layer, int(r.head)) for r in parsed if r.head is not None)
+        return cls(reading=data.get("reading", "shift"), layer=data.get("layer", -2), heads=refs,
+                   decision=data.get("decision", "argmax"), threshold=float(data.get("threshold", 0.3)))
+
+
+# Penultimate layer, shift reading: Garg et al. 2019 found the penultimate layer best, Chen et al. 2020
+# the shift; a model's card can name better heads chosen on a development set ("alignment" entry).
+GENERIC_METHOD = AlignMethod()
+
+
+def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
+    """The reading a model's card recommends (chosen on a dev set), else `GENERIC_METHOD`
+    (the last layer for a one-layer decoder)."""
+    entry = (card or {}).get("alignment")
+    if isinstance(entry, dict):
+        try:
+            method = AlignMethod.from_dict(entry)
+            if method.heads is None or all(0 <= l < layers for l, _ in method.heads):
+                return method
+        except (ValueError, TypeError):
+            pass
+    return GENERIC_METHOD if layers > 1 else AlignMethod(layer=-1)
+
+
+# --- words ------------------------------------------------------------------------------------------
+
+
+def piece_word_ids(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:
+    """Which of the given `words` (whitespace tokens of the text that was tokenized) each piece belongs to;
+    None for special tokens. Matches characters, so a word split into several pieces, or a piece that a
+    byte-level vocabulary shows differently, still lands in its word; ValueError when they cannot match."""
+    owner: list[int] = []  # word index of each non-space character of the words
+    for w, word in enumerate(words):
+        owner.extend([w] * len("".join(word.split())))
+    out: list[int | None] = []
+    pos = 0
+    for piece in pieces:
+        if is_special(piece):
+            out.append(None)
+            continue
+        text = "".join(piece.replace(WORD_START, " ").split())
+        if not text:  # a blank piece: belongs to the next word, if any
+            out.append(owner[pos] if pos < len(owner) else None)
+            continue
+        if pos >= len(owner):
+            raise ValueError(f"the tokens do not match the words: piece {piece!r} is past the last word")
+        out.append(owner[pos])
+        pos = min(pos + len(text), len(owner))
+    if pos < len(owner):
+        raise ValueError(f"the tokens do not match the words: {len(owner) - pos} characters left over")
+    return out
+
+
+def given_words(pieces: Sequence[str], words: Sequence[str]) -> list[list[int]]:
+    """Piece indices of each given word (a word with no piece gets an empty group)."""
+    groups: list[list[int]] = [[] for _ in words]
+    for i, w in enumerate(piece_word_ids(pieces, words)):
+        if w is not None:
+            groups[w].append(i)
+    return groups
+
+
+# --- readings ---------------------------------------------------------------------------------------
+
+
+def _heads_mean(attn: np.ndarray, method: AlignMethod) -> np.ndarray:
+    """(L, H, T, S) -> (T, S): the mean of the method's heads."""
+    if method.heads is not None:
+        if not method.heads:
+            raise ValueError("an alignment reading needs at least one head")
+        for l, h in method.heads:
+            if not (0 <= l < attn.shape[0] and 0 <= h < attn.shape[1]):
+                raise ValueError(f"no head {head_name(l, h)}: the attention has {attn.shape[0]} layers of "
+                                 f"{attn.shape[1]} heads")
+        return np.mean([attn[l, h] for l, h in method.heads], axis=0)
+    if method.layer is None:
+        return attn.mean(axis=(0, 1))
+    if not -attn.shape[0] <= method.layer < attn.shape[0]:
+        raise ValueError(f"no decoder layer {layer_name(method.layer)}: the attention has {attn.shape[0]} layers")
+    return attn[method.layer].mean(axis=0)
+
+
+def _shifted(rows: np.ndarray, finished: bool) -> np.ndarray:
+    """(T, S) rows by predicting step -> rows by consuming step: row t becomes row t + 1; the last token of
+    an unfinished hypothesis is never consumed and keeps its own row."""
+    out = rows.copy()
+    out[:-1] = rows[1:]
+    if not finished and len(rows):
+        out[-1] = rows[-1]
+    return out
+
+
+def word_attention(translation: "Translation", method: AlignMethod = GENERIC_METHOD,
+                   source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
+                   continuing_prefix: str | None = None) -> np.ndarray:
+    """Word attention (target words, source words) under `method`; rows renormalised over real source words.
+
+    source_words / target_words: the whitespace tokens the pieces came from (pre-tokenized input, gold
+    sets); None: the words the pieces form (`words.real_words`)."""
+    attn = translation.attention
+    if attn is None:
+        raise ValueError("alignments need a translation decoded with attention")
+    rows = _heads_mean(np.asarray(attn, dtype=np.float64), method)  # (T, S)
+    if method.reading == "shift":
+        rows = _shifted(rows, translation.best.finished)
+    src_pieces, tgt_pieces = translation.source_tokens, translation.target_tokens
+    src_groups = (given_words(src_pieces, source_words) if source_words is not None
+                  else real_words(src_pieces, continuing_prefix))
+    tgt_groups = (given_words(tgt_pieces, target_words) if target_words is not None
+                  else real_words(tgt_pieces, continuing_prefix))
+    matrix = merge_attention(rows, [g for g in src_groups], [g or [0] for g in tgt_groups])  # (Wt, Ws)
+    for j, g in enumerate(tgt_groups):
+        if not g:
+            matrix[j] = 0.0
+    total = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+
+
+def decide(matrix: np.ndarray, method: AlignMethod) -> Links:
+    """Links (i, j) from word attention (Wt, Ws) by the method's decision."""
+    if matrix.size == 0:
+        return []
+    live = matrix.sum(axis=1) > 0
+    if method.decision == "threshold":
+        return sorted({(int(i), int(j)) for j, i in zip(*np.nonzero(matrix >= method.threshold))})
+    best_src = matrix.argmax(axis=1)  # (Wt,)
+    links = {(int(best_src[j]), j) for j in range(matrix.shape[0]) if live[j]}
+    if method.decision == "mutual":
+        best_tgt = matrix.argmax(axis=0)  # (Ws,)
+        links = {(i, j) for i, j in links if best_tgt[i] == j}
+    return sorted(links)
+
+
+def align(translation: "Translation", method: AlignMethod = GENERIC_METHOD,
+          source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
+          continuing_prefix: str | None = None) -> Links:
+    """Word alignment links (source word i, target word j), 0-based, sorted (see the module docstring)."""
+    return decide(word_attention(translation, method, source_words, target_words, continuing_prefix), method)
+
+
+# --- symmetrisation ---------------------------------------------------------------------------------
+
+
+def symmetrise(forward: Sequence[tuple[int, int]], backward: Sequence[tuple[int, int]],
+               how: str = "grow-diag-final") -> Links:
+    """Combine links (i, j) of the forward model with links (i, j) of the reverse model (already in
+    source-target order: a reverse model's (j, i) flipped). grow-diag-final: the intersection grown by
+    neighbouring union links that align a still unaligned word, then any union link of an unaligned word."""
+    f, b = set(map(tuple, forward)), set(map(tuple, backward))
+    if how == "intersection":
+        return sorted(f & b)
+    if how == "union":
+        return sorted(f | b)
+    if how != "grow-diag-final":
+        raise ValueError(f"unknown symmetrisation {how!r}: use {', '.join(SYMMETRISATIONS)}")
+    union, links = f | b, set(f & b)
+    src_done = {i for i, _ in links}
+    tgt_done = {j for _, j in links}
+    grown = True
+    while grown:
+        grown = False
+        for i, j in sorted(links):
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    cand = (i + di, j + dj)
+                    if (di or dj) and cand in union and cand not in links and (
+                            cand[0] not in src_done or cand[1] not in tgt_done):
+                        links.add(cand)
+                        src_done.add(cand[0])
+                        tgt_done.add(cand[1])
+                        grown = True
+    for i, j in sorted(union - links):
+        if i not in src_done or j not in tgt_done:
+            links.add((i, j))
+            src_done.add(i)
+            tgt_done.add(j)
+    return sorted(links)
+
+
+# --- agreement with gold links ---------------------------------------------------------------------
+
+
+@dataclass
+class GoldLinks:
+    sure: set[tuple[int, int]] = field(default_factory=set)
+    possible: set[tuple[int, int]] = field(default_factory=set)  # sure links included
+
+
+def parse_gold(line: str, where: str = "gold") -> GoldLinks:
+    """One gold line, `i-j` sure and `i?j` possible (source i, target j, 0-based) -> GoldLinks;
+    ValueError naming `where` (e.g. "gold.txt line 3") and the bad item."""
+    gold = GoldLinks()
+    for item in line.split():
+        sep = "-" if "-" in item else "?" if "?" in item else None
+        parts = item.split(sep) if sep else []
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"{where}: {item!r} is not a link (i-j sure or i?j possible, 0-based word indices)")
+        link = (int(parts[0]), int(parts[1]))
+        gold.possible.add(link)
+        if sep == "-":
+            gold.sure.add(link)
+    return gold
+
+
+@dataclass
+class AlignmentScore:
+    """Corpus-level agreement of predicted links with gold links (Och & Ney 2003)."""
+
+    aer: float
+    precision: float
+    recall: float
+    sentences: int
+    links: int  # predicted
+    sure: int
+    possible: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {k: round(v, 6) if isinstance(v, float) else v for k, v in self.__dict__.items()}
+
+
+def alignment_error(predicted: Sequence[Sequence[tuple[int, int]]], gold: Sequence[GoldLinks]) -> AlignmentScore:
+    """AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|), precision |A∩P| / |A|, recall |A∩S| / |S|, summed over sentences."""
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} predicted alignments but {len(gold)} gold lines")
+    a = s = p = a_s = a_p = 0
+    for links, g in zip(predicted, gold):
+        links = set(map(tuple, links))
+        a, s, p = a + len(links), s + len(g.sure), p + len(g.possible)
+        a_s += len(links & g.sure)
+        a_p += len(links & g.possible)
+    aer = 1.0 - (a_s + a_p) / (a + s) if a + s else 0.0
+    return AlignmentScore(aer, a_p / a if a else 0.0, a_s / s if s else 0.0, len(gold), a, s, p)
