@@ -1,19 +1,27 @@
-"""Word alignments read from cross-attention, and how well they agree with people (AER).
+"""Word alignments from the model, and how well they agree with people (AER).
 
-A reading (`AlignMethod`) says which attention stands for "target word j is aligned to source word i":
+A reading (`AlignMethod`) says what evidence stands for "target word j is aligned to source word i":
 
-- `reading`: "shift" reads target token t from the step that *consumes* it as decoder input (the step
-  predicting token t+1; Chen et al. 2020: the query there is the token itself), "predict" from the
-  step that predicts it (the attention the model had before it knew the token; the old reading);
-- `heads`: the cross-attention heads averaged, as 0-based (layer, head) pairs; None: every head of
-  `layer` (0-based, negative counts from the end; None: all layers);
-- `decision`: "argmax" links each target word to its most attended source word; "mutual" keeps only
-  the links that are also the argmax of their source word's column (SimAlign's ArgMax: fewer, surer
-  links); "threshold" links every pair whose word attention reaches `threshold`.
+- `reading`: "masking" (the default) is the drop in the model's probability of target token t when
+  source word i is hidden (masking.py: prediction difference, one extra pass per source word); the
+  attention readings are "shift", target token t read from the step that *consumes* it as decoder input
+  (the step predicting t+1; Chen et al. 2020), and "predict", the step that predicts it (the old reading);
+- `heads` (attention readings): the cross-attention heads averaged, as 0-based (layer, head) pairs;
+  None: every head of `layer` (0-based, negative counts from the end; None: all layers);
+- `prior`: a diagonal prior, the evidence times exp(-prior * |j/Wt - i/Ws|) (positions as fractions of
+  the sentence; 0: none): between two similar candidates, the one in the expected place wins;
+- `identical`: words spelled the same on both sides (numbers, names, punctuation) get evidence 1 added;
+- `decision`: "argmax" links each target word to its best source word; "mutual" keeps only the links that
+  are also the best of their source word's column (SimAlign's ArgMax: fewer, surer links); "threshold"
+  links every pair whose evidence reaches `threshold`.
 
-Attention is merged to words before the decision (`words.merge_attention`: a source word receives
-what its pieces receive, a target word attends as its pieces do on average) and special tokens
-(</s>, >>fra<<) are left out and the rest renormalised, so the sink on </s> decides nothing.
+Evidence is merged to words before the decision (a source word receives what its pieces receive, a
+target word is the mean of its pieces) and special tokens (</s>, >>fra<<) are left out and each target
+word's row renormalised, so the attention sink on </s> decides nothing.
+
+The default (`BEST_METHOD`: masking, prior 3, identical words, mutual) was chosen on the development sets
+in benchmarks/RESULTS.md ("Alignments (issue 23)"), where it has under half the error of the old reading
+(last layer, predict, argmax). A model's card can record another reading under "alignment".
 
 Words are either the model's own (`words.word_ids`: from the pieces) or given: whitespace tokens of a
 pre-tokenized text, as fast_align and the gold sets count them (`given_words`, `piece_word_ids`).
@@ -31,14 +39,16 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 import numpy as np
 
 from nmt_desktop.core.analysis.head_names import head_name, layer_name
+from nmt_desktop.core.analysis.masking import prediction_difference
 from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, real_words
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.decoding.translator import Translation, Translator
 
-Reading = Literal["shift", "predict"]
+Reading = Literal["masking", "shift", "predict"]
 Decision = Literal["argmax", "mutual", "threshold"]
-READINGS: tuple[str, ...] = ("shift", "predict")
+READINGS: tuple[str, ...] = ("masking", "shift", "predict")
+ATTENTION_READINGS: tuple[str, ...] = ("shift", "predict")
 DECISIONS: tuple[str, ...] = ("argmax", "mutual", "threshold")
 SYMMETRISATIONS: tuple[str, ...] = ("intersection", "union", "grow-diag-final")
 Links = list[tuple[int, int]]  # (source word i, target word j), 0-based, sorted
@@ -48,17 +58,25 @@ Links = list[tuple[int, int]]  # (source word i, target word j), 0-based, sorted
 class AlignMethod:
     """One way to read word alignments from attention (see the module docstring)."""
 
-    reading: Reading = "shift"
+    reading: Reading = "masking"
     layer: int | None = -2
     heads: tuple[tuple[int, int], ...] | None = None
-    decision: Decision = "argmax"
+    decision: Decision = "mutual"
     threshold: float = 0.3
+    prior: float = 3.0
+    identical: bool = True
+
+    @property
+    def uses_attention(self) -> bool:
+        return self.reading in ATTENTION_READINGS
 
     def __post_init__(self) -> None:
         if self.reading not in READINGS:
             raise ValueError(f"unknown alignment reading {self.reading!r}: use {' or '.join(READINGS)}")
         if self.decision not in DECISIONS:
             raise ValueError(f"unknown alignment decision {self.decision!r}: use {', '.join(DECISIONS)}")
+        if not self.prior >= 0:
+            raise ValueError(f"the alignment prior must be >= 0, got {self.prior!r}")
 
     def which_heads(self, layers: int) -> str:
         """"L2 H1 + L3 H4", "L2 (heads averaged)" or "all layers", counted from 1 like every view."""
@@ -70,20 +88,26 @@ class AlignMethod:
 
     def describe(self, layers: int) -> str:
         """One line for the README, the Alignments view and `align --help`."""
-        reading = ("shift reading (attention where a token is consumed)" if self.reading == "shift"
-                   else "attention where a token is predicted")
-        decision = {"argmax": "each target word to its most attended source word",
-                    "mutual": "words that are each other's most attended",
-                    "threshold": f"word attention ≥ {self.threshold:g}"}[self.decision]
-        return f"{reading}, {self.which_heads(layers)}, {decision}"
+        parts = [{"masking": "masking (how much a target word's probability drops when a source word is hidden)",
+                  "shift": f"attention where a token is read (shift), {self.which_heads(layers)}",
+                  "predict": f"attention where a token is predicted, {self.which_heads(layers)}"}[self.reading]]
+        if self.prior:
+            parts.append(f"diagonal prior {self.prior:g}")
+        if self.identical:
+            parts.append("identical words linked")
+        parts.append({"argmax": "each target word to its best source word",
+                      "mutual": "words that are each other's best",
+                      "threshold": f"evidence ≥ {self.threshold:g}"}[self.decision])
+        return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """The card's "alignment" entry: heads as "L2 H1" names."""
-        out: dict[str, Any] = {"reading": self.reading, "decision": self.decision}
-        if self.heads is not None:
+        out: dict[str, Any] = {"reading": self.reading, "decision": self.decision, "prior": self.prior,
+                               "identical": self.identical}
+        if self.uses_attention and self.heads is not None:
             out["heads"] = [head_name(l, h) for l, h in self.heads]
-        else:
-            out["layer"] = None if self.layer is None else self.layer
+        elif self.uses_attention:
+            out["layer"] = self.layer
         if self.decision == "threshold":
             out["threshold"] = self.threshold
         return out
@@ -98,18 +122,20 @@ class AlignMethod:
         if heads is not None:
             parsed = parse_head_refs(",".join(heads), "alignment.heads", want="head")
             refs = tuple((r.layer, int(r.head)) for r in parsed if r.head is not None)
-        return cls(reading=data.get("reading", "shift"), layer=data.get("layer", -2), heads=refs,
-                   decision=data.get("decision", "argmax"), threshold=float(data.get("threshold", 0.3)))
+        return cls(reading=data.get("reading", "masking"), layer=data.get("layer", -2), heads=refs,
+                   decision=data.get("decision", "mutual"), threshold=float(data.get("threshold", 0.3)),
+                   prior=float(data.get("prior", 3.0)), identical=bool(data.get("identical", True)))
 
 
-# Penultimate layer, shift reading: Garg et al. 2019 found the penultimate layer best, Chen et al. 2020
-# the shift; a model's card can name better heads chosen on a development set ("alignment" entry).
-GENERIC_METHOD = AlignMethod()
+# The best reading on the development sets (module docstring); a card's "alignment" entry overrides it.
+BEST_METHOD = AlignMethod()
+GENERIC_METHOD = BEST_METHOD
+# What `translate --align` and the Alignments view did before issue 23: last layer, predict, argmax.
+OLD_METHOD = AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=False)
 
 
 def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
-    """The reading a model's card recommends (chosen on a dev set), else `GENERIC_METHOD`
-    (the last layer for a one-layer decoder)."""
+    """The reading a model's card recommends, else `BEST_METHOD`."""
     entry = (card or {}).get("alignment")
     if isinstance(entry, dict):
         try:
@@ -118,7 +144,7 @@ def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
                 return method
         except (ValueError, TypeError):
             pass
-    return GENERIC_METHOD if layers > 1 else AlignMethod(layer=-1)
+    return BEST_METHOD
 
 
 # --- words ------------------------------------------------------------------------------------------
@@ -189,34 +215,66 @@ def _shifted(rows: np.ndarray, finished: bool) -> np.ndarray:
     return out
 
 
-def word_attention(translation: "Translation", method: AlignMethod = GENERIC_METHOD,
-                   source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
-                   continuing_prefix: str | None = None) -> np.ndarray:
-    """Word attention (target words, source words) under `method`; rows renormalised over real source words.
+def word_evidence(translation: "Translation", method: AlignMethod = BEST_METHOD,
+                  source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
+                  continuing_prefix: str | None = None, translator: "Translator | None" = None) -> np.ndarray:
+    """Word evidence (target words, source words) under `method`, each row summing to 1 over real source
+    words (before the prior and identical-word bonus, which are added after).
 
     source_words / target_words: the whitespace tokens the pieces came from (pre-tokenized input, gold
-    sets); None: the words the pieces form (`words.real_words`)."""
-    attn = translation.attention
-    if attn is None:
-        raise ValueError("alignments need a translation decoded with attention")
-    rows = _heads_mean(np.asarray(attn, dtype=np.float64), method)  # (T, S)
-    if method.reading == "shift":
-        rows = _shifted(rows, translation.best.finished)
+    sets); None: the words the pieces form (`words.real_words`). translator: the model that made or scored
+    `translation`, needed by the masking reading."""
     src_pieces, tgt_pieces = translation.source_tokens, translation.target_tokens
     src_groups = (given_words(src_pieces, source_words) if source_words is not None
                   else real_words(src_pieces, continuing_prefix))
     tgt_groups = (given_words(tgt_pieces, target_words) if target_words is not None
                   else real_words(tgt_pieces, continuing_prefix))
-    matrix = merge_attention(rows, [g for g in src_groups], [g or [0] for g in tgt_groups])  # (Wt, Ws)
+    if method.uses_attention:
+        attn = translation.attention
+        if attn is None:
+            raise ValueError("attention readings need a translation decoded with attention")
+        rows = _heads_mean(np.asarray(attn, dtype=np.float64), method)  # (T, S)
+        if method.reading == "shift":
+            rows = _shifted(rows, translation.best.finished)
+        matrix = merge_attention(rows, src_groups, [g or [0] for g in tgt_groups])  # (Wt, Ws)
+    else:
+        if translator is None:
+            raise ValueError("the masking reading needs the model (pass the translator)")
+        drops = prediction_difference(translator, translation, src_groups)  # (T, Ws)
+        matrix = merge_attention(drops, [[i] for i in range(len(src_groups))], [g or [0] for g in tgt_groups])
     for j, g in enumerate(tgt_groups):
         if not g:
             matrix[j] = 0.0
     total = matrix.sum(axis=1, keepdims=True)
-    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+    matrix = np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+    if method.prior and matrix.size:
+        Wt, Ws = matrix.shape
+        i, j = (np.arange(Ws) + 0.5) / Ws, (np.arange(Wt) + 0.5) / Wt
+        matrix = matrix * np.exp(-method.prior * np.abs(j[:, None] - i[None, :]))  # (Wt, Ws)
+    if method.identical and matrix.size:
+        src_text = _texts(src_pieces, src_groups, source_words)
+        tgt_text = _texts(tgt_pieces, tgt_groups, target_words)
+        same = np.array([[t == s_ and t != "" for s_ in src_text] for t in tgt_text], dtype=np.float64)
+        matrix = matrix + same
+    return matrix
+
+
+def _texts(pieces: Sequence[str], groups: Sequence[Sequence[int]], given: Sequence[str] | None) -> list[str]:
+    """Each word's lower-cased text (the given word, else its pieces joined) for the identical-word bonus."""
+    if given is not None:
+        return [w.lower() for w in given]
+    return ["".join(pieces[i] for i in g).replace(WORD_START, "").strip().lower() for g in groups]
+
+
+def word_attention(translation: "Translation", method: AlignMethod = BEST_METHOD,
+                   source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
+                   continuing_prefix: str | None = None, translator: "Translator | None" = None) -> np.ndarray:
+    """`word_evidence` (kept for callers that read attention; the masking reading needs `translator`)."""
+    return word_evidence(translation, method, source_words, target_words, continuing_prefix, translator)
 
 
 def decide(matrix: np.ndarray, method: AlignMethod) -> Links:
-    """Links (i, j) from word attention (Wt, Ws) by the method's decision."""
+    """Links (i, j) from word evidence (Wt, Ws) by the method's decision."""
     if matrix.size == 0:
         return []
     live = matrix.sum(axis=1) > 0
@@ -230,11 +288,13 @@ def decide(matrix: np.ndarray, method: AlignMethod) -> Links:
     return sorted(links)
 
 
-def align(translation: "Translation", method: AlignMethod = GENERIC_METHOD,
+def align(translation: "Translation", method: AlignMethod = BEST_METHOD,
           source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
-          continuing_prefix: str | None = None) -> Links:
-    """Word alignment links (source word i, target word j), 0-based, sorted (see the module docstring)."""
-    return decide(word_attention(translation, method, source_words, target_words, continuing_prefix), method)
+          continuing_prefix: str | None = None, translator: "Translator | None" = None) -> Links:
+    """Word alignment links (source word i, target word j), 0-based, sorted (see the module docstring);
+    `translator` (the model of `translation`) is needed by the masking reading."""
+    return decide(word_evidence(translation, method, source_words, target_words, continuing_prefix, translator),
+                  method)
 
 
 # --- symmetrisation ---------------------------------------------------------------------------------

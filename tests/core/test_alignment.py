@@ -1,0 +1,100 @@
+"""Word alignments (core/analysis/alignment.py, masking.py): readings, decisions, gold links and AER."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nmt_desktop.core.analysis import alignment as al
+from nmt_desktop.core.decoding.translator import Hypothesis, Translation
+
+PAIRS = [("red cat runs", "rot katze rennt"), ("big dog eats small bird", "gross hund isst klein vogel"),
+         ("green bird sleeps", "gruen vogel schlaeft")]
+
+
+def fake(attn: np.ndarray, src: list[str], tgt: list[str], finished: bool = True) -> Translation:
+    """A translation with the given pieces and attention (L, H, T, S)."""
+    hyp = Hypothesis(" ".join(tgt), list(range(len(tgt))), tgt, 0.0, [0.0] * len(tgt), [[] for _ in tgt], attn,
+                     finished=finished)
+    return Translation(" ".join(src), list(range(len(src))), src, [hyp])
+
+
+def test_aer_precision_recall_follow_och_and_ney():
+    gold = al.parse_gold("0-0 1?1 2-2", "g line 1")
+    assert gold.sure == {(0, 0), (2, 2)} and gold.possible == {(0, 0), (1, 1), (2, 2)}
+    perfect = al.alignment_error([[(0, 0), (2, 2)]], [gold])
+    assert (perfect.aer, perfect.precision, perfect.recall) == (0.0, 1.0, 1.0)
+    r = al.alignment_error([[(0, 0), (1, 1), (0, 2)]], [gold])  # A=3, A∩S=1, A∩P=2, S=2
+    assert r.aer == pytest.approx(1 - (1 + 2) / (3 + 2))
+    assert r.precision == pytest.approx(2 / 3) and r.recall == pytest.approx(1 / 2)
+    with pytest.raises(ValueError, match=r"g line 4: '1:2' is not a link"):
+        al.parse_gold("0-0 1:2", "g line 4")
+
+
+def test_pieces_land_in_the_given_words():
+    pieces = ["ch", "acun", "▁en", "▁lui", "▁", "-", "▁même", ".", "</s>"]
+    words = "chacun en lui - même .".split()
+    assert al.piece_word_ids(pieces, words) == [0, 0, 1, 2, 3, 3, 4, 5, None]
+    with pytest.raises(ValueError, match="do not match the words"):
+        al.piece_word_ids(["▁a", "▁b"], ["a", "bc"])
+
+
+def test_the_shift_reading_reads_the_row_where_a_token_is_consumed():
+    src, tgt = ["▁a", "▁b", "</s>"], ["▁x", "▁y", "</s>"]
+    attn = np.zeros((1, 1, 3, 3))
+    attn[0, 0, 0, 1] = attn[0, 0, 1, 0] = attn[0, 0, 2, 1] = 1.0  # predict x at b, y at a; </s> step reads b
+    predict = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0, identical=False)
+    shift = al.AlignMethod(reading="shift", layer=-1, decision="argmax", prior=0, identical=False)
+    tr = fake(attn, src, tgt)
+    assert al.align(tr, predict) == [(0, 1), (1, 0)]
+    assert al.align(tr, shift) == [(0, 0), (1, 1)]  # x is consumed at the step that predicts y, y at </s>'s
+
+
+def test_mutual_keeps_only_links_that_are_best_both_ways_and_priors_shift_ties():
+    m = np.array([[0.6, 0.4], [0.7, 0.3]])  # both target words prefer source 0
+    argmax = al.AlignMethod(decision="argmax")
+    assert al.decide(m, argmax) == [(0, 0), (0, 1)]
+    assert al.decide(m, al.AlignMethod(decision="mutual")) == [(0, 1)]
+    attn = np.full((1, 1, 3, 3), 0.5)
+    attn[..., 2] = 0.0
+    tied = fake(attn, ["▁a", "▁b", "</s>"], ["▁x", "▁y", "</s>"])
+    diagonal = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=3.0, identical=False)
+    assert al.align(tied, diagonal) == [(0, 0), (1, 1)]
+    same = fake(attn, ["▁Paris", "▁b", "</s>"], ["▁x", "▁paris", "</s>"])
+    ident = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=True)
+    assert (0, 1) in al.align(same, ident)
+
+
+def test_symmetrisation():
+    f, b = [(0, 0), (1, 1), (2, 1)], [(0, 0), (1, 1), (2, 2)]
+    assert al.symmetrise(f, b, "intersection") == [(0, 0), (1, 1)]
+    assert al.symmetrise(f, b, "union") == [(0, 0), (1, 1), (2, 1), (2, 2)]
+    gdf = al.symmetrise(f, b, "grow-diag-final")
+    assert {(0, 0), (1, 1)} <= set(gdf) and any(i == 2 for i, _ in gdf)
+    with pytest.raises(ValueError, match="unknown symmetrisation"):
+        al.symmetrise(f, b, "both")
+
+
+def test_masking_aligns_a_word_by_word_model_exactly(tiny_translator):
+    """The tiny model translates word by word (tests/tiny_models.py): hiding a source word must hit its
+    translation, so the masking reading recovers the lexicon's links, on the model's output and on a scored pair."""
+    for source, target in PAIRS:
+        own = tiny_translator.translate(source)
+        n = len(source.split())
+        if own.text == target:
+            assert al.align(own, translator=tiny_translator) == [(i, i) for i in range(n)]
+        scored = tiny_translator.score(source, target)
+        links = al.align(scored, al.BEST_METHOD, source.split(), target.split(), translator=tiny_translator)
+        assert links == [(i, i) for i in range(n)]
+    with pytest.raises(ValueError, match="needs the model"):
+        al.align(scored)
+
+
+def test_the_card_can_name_a_reading_and_bad_entries_fall_back():
+    card = {"alignment": {"reading": "shift", "heads": ["L2 H1", "L1 H2"], "decision": "argmax", "prior": 0}}
+    m = al.default_method(card, layers=2)
+    assert m.reading == "shift" and m.heads == ((1, 0), (0, 1)) and m.prior == 0
+    assert al.AlignMethod.from_dict(m.to_dict()) == m
+    assert al.default_method({"alignment": {"heads": ["L9 H1"], "reading": "shift"}}, layers=2) == al.BEST_METHOD
+    assert al.default_method({"alignment": "nonsense"}, layers=2) == al.BEST_METHOD
+    assert "masking" in al.BEST_METHOD.describe(3) and "L2 H1 + L1 H2" in m.describe(2)
