@@ -48,10 +48,12 @@ def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
                 out.append((f"{reading} | {where} | {decision} + prior + identical",
                             replace(base, prior=3.0, identical=True)))
     for decision in ("argmax", "mutual"):
-        base = al.AlignMethod(reading="masking", decision=decision, **plain)
+        base = al.AlignMethod(reading="masking", decision=decision, attention_weight=0.0, **plain)
         out.append((f"masking | - | {decision}", base))
         out.append((f"masking | - | {decision} + prior", replace(base, prior=3.0)))
         out.append((f"masking | - | {decision} + prior + identical", replace(base, prior=3.0, identical=True)))
+        out.append((f"masking + attention | all | {decision} + prior + identical",
+                    replace(base, prior=3.0, identical=True, attention_weight=1.0)))
     return out
 
 

@@ -10,6 +10,8 @@ A reading (`AlignMethod`) says what evidence stands for "target word j is aligne
   None: every head of `layer` (0-based, negative counts from the end; None: all layers);
 - `prior`: a diagonal prior, the evidence times exp(-prior * |j/Wt - i/Ws|) (positions as fractions of
   the sentence; 0: none): between two similar candidates, the one in the expected place wins;
+- `attention_weight` (masking): the predict reading's word attention of `layer` / `heads`, added with this
+  weight to the masking evidence (the two disagree in different places; together they err least);
 - `identical`: words spelled the same on both sides (numbers, names, punctuation) get evidence 1 added;
 - `decision`: "argmax" links each target word to its best source word; "mutual" keeps only the links that
   are also the best of their source word's column (SimAlign's ArgMax: fewer, surer links); "threshold"
@@ -19,7 +21,7 @@ Evidence is merged to words before the decision (a source word receives what its
 target word is the mean of its pieces) and special tokens (</s>, >>fra<<) are left out and each target
 word's row renormalised, so the attention sink on </s> decides nothing.
 
-The default (`BEST_METHOD`: masking, prior 3, identical words, mutual) was chosen on the development sets
+The default (`BEST_METHOD`: masking plus all layers' attention, prior 3, identical words, mutual) was chosen on the development sets
 in benchmarks/RESULTS.md ("Alignments (issue 23)"), where it has under half the error of the old reading
 (last layer, predict, argmax). A model's card can record another reading under "alignment".
 
@@ -59,12 +61,13 @@ class AlignMethod:
     """One way to read word alignments from attention (see the module docstring)."""
 
     reading: Reading = "masking"
-    layer: int | None = -2
+    layer: int | None = None
     heads: tuple[tuple[int, int], ...] | None = None
     decision: Decision = "mutual"
     threshold: float = 0.3
     prior: float = 3.0
     identical: bool = True
+    attention_weight: float = 1.0  # masking: add this much of the predict reading's word attention (0: none)
 
     @property
     def uses_attention(self) -> bool:
@@ -88,7 +91,9 @@ class AlignMethod:
 
     def describe(self, layers: int) -> str:
         """One line for the README, the Alignments view and `align --help`."""
-        parts = [{"masking": "masking (how much a target word's probability drops when a source word is hidden)",
+        mixed = f" plus attention ({self.which_heads(layers)})" if self.attention_weight else ""
+        parts = [{"masking": "masking (how much a target word's probability drops when a source word is hidden)"
+                             + mixed,
                   "shift": f"attention where a token is read (shift), {self.which_heads(layers)}",
                   "predict": f"attention where a token is predicted, {self.which_heads(layers)}"}[self.reading]]
         if self.prior:
@@ -104,9 +109,11 @@ class AlignMethod:
         """The card's "alignment" entry: heads as "L2 H1" names."""
         out: dict[str, Any] = {"reading": self.reading, "decision": self.decision, "prior": self.prior,
                                "identical": self.identical}
-        if self.uses_attention and self.heads is not None:
+        if not self.uses_attention:
+            out["attention_weight"] = self.attention_weight
+        if self.heads is not None:
             out["heads"] = [head_name(l, h) for l, h in self.heads]
-        elif self.uses_attention:
+        else:
             out["layer"] = self.layer
         if self.decision == "threshold":
             out["threshold"] = self.threshold
@@ -122,7 +129,8 @@ class AlignMethod:
         if heads is not None:
             parsed = parse_head_refs(",".join(heads), "alignment.heads", want="head")
             refs = tuple((r.layer, int(r.head)) for r in parsed if r.head is not None)
-        return cls(reading=data.get("reading", "masking"), layer=data.get("layer", -2), heads=refs,
+        return cls(reading=data.get("reading", "masking"), layer=data.get("layer"), heads=refs,
+                   attention_weight=float(data.get("attention_weight", 1.0)),
                    decision=data.get("decision", "mutual"), threshold=float(data.get("threshold", 0.3)),
                    prior=float(data.get("prior", 3.0)), identical=bool(data.get("identical", True)))
 
@@ -241,12 +249,16 @@ def word_evidence(translation: "Translation", method: AlignMethod = BEST_METHOD,
         if translator is None:
             raise ValueError("the masking reading needs the model (pass the translator)")
         drops = prediction_difference(translator, translation, src_groups)  # (T, Ws)
-        matrix = merge_attention(drops, [[i] for i in range(len(src_groups))], [g or [0] for g in tgt_groups])
+        matrix = _row_normalised(merge_attention(drops, [[i] for i in range(len(src_groups))],
+                                                 [g or [0] for g in tgt_groups]))
+        if method.attention_weight and translation.attention is not None:
+            rows = _heads_mean(np.asarray(translation.attention, dtype=np.float64), method)  # (T, S)
+            attention = merge_attention(rows, src_groups, [g or [0] for g in tgt_groups])  # (Wt, Ws)
+            matrix = matrix + method.attention_weight * _row_normalised(attention)
     for j, g in enumerate(tgt_groups):
         if not g:
             matrix[j] = 0.0
-    total = matrix.sum(axis=1, keepdims=True)
-    matrix = np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+    matrix = _row_normalised(matrix)
     if method.prior and matrix.size:
         Wt, Ws = matrix.shape
         i, j = (np.arange(Ws) + 0.5) / Ws, (np.arange(Wt) + 0.5) / Wt
@@ -257,6 +269,12 @@ def word_evidence(translation: "Translation", method: AlignMethod = BEST_METHOD,
         same = np.array([[t == s_ and t != "" for s_ in src_text] for t in tgt_text], dtype=np.float64)
         matrix = matrix + same
     return matrix
+
+
+def _row_normalised(matrix: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum (rows of zeros stay zero)."""
+    total = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
 
 
 def _texts(pieces: Sequence[str], groups: Sequence[Sequence[int]], given: Sequence[str] | None) -> list[str]:
