@@ -23,16 +23,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from nmt_desktop.core.analysis import alignment as al  # noqa: E402
+from nmt_desktop.core.analysis.truecase import truecaser  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 
 
-def read_set(prefix: str) -> tuple[list[str], list[str], list[al.GoldLinks]]:
+def read_set(prefix: str, gold_path: str | None = None) -> tuple[list[str], list[str], list[al.GoldLinks]]:
     src = Path(prefix + ".src").read_text(encoding="utf-8").splitlines()
     tgt = Path(prefix + ".tgt").read_text(encoding="utf-8").splitlines()
-    gold_lines = Path(prefix + ".gold").read_text(encoding="utf-8").splitlines()
+    gold_path = gold_path or prefix + ".gold"
+    gold_lines = Path(gold_path).read_text(encoding="utf-8").splitlines()
     if not len(src) == len(tgt) == len(gold_lines):
         raise SystemExit(f"{prefix}: {len(src)} sources, {len(tgt)} targets, {len(gold_lines)} gold lines")
-    return src, tgt, [al.parse_gold(g, f"{prefix}.gold line {n}") for n, g in enumerate(gold_lines, 1)]
+    return src, tgt, [al.parse_gold(g, f"{gold_path} line {n}") for n, g in enumerate(gold_lines, 1)]
 
 
 def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
@@ -61,11 +63,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("-m", "--model", required=True)
     p.add_argument("--data", required=True, help="PREFIX of PREFIX.src, PREFIX.tgt, PREFIX.gold")
+    p.add_argument("--gold", help="the gold file when it is not PREFIX.gold (a cased copy of a set shares its gold)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--truecase", action="store_true",
+                   help="restore capitals the model's vocabulary knows (core/analysis/truecase.py) before scoring")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    src, tgt, gold = read_set(args.data)
+    src, tgt, gold = read_set(args.data, args.gold)
     tr = Translator.load(args.model)
+    if args.truecase:
+        src = list(map(truecaser(tr.tokenizers.source), src))
+        tgt = list(map(truecaser(tr.tokenizers.target), tgt))
     t0 = time.perf_counter()
     scored = tr.score_batch(list(zip(src, tgt)))
     score_s = time.perf_counter() - t0
@@ -80,7 +88,7 @@ def main() -> None:
         mark = " **default**" if method == best else " (old default)" if method == old else ""
         rows.append(f"| {label}{mark} | {100 * r.aer:.1f} | {100 * r.precision:.1f} | {100 * r.recall:.1f} | "
                     f"{seconds / len(src) * 1000:.0f} |")
-    print(f"{Path(args.model).name} on {Path(args.data).name} ({len(src)} sentences, {sum(len(g.sure) for g in gold)} "
+    print(f"{Path(args.model).name} on {Path(args.data).name}{' truecased' if args.truecase else ''} ({len(src)} sentences, {sum(len(g.sure) for g in gold)} "
           f"sure / {sum(len(g.possible) for g in gold)} possible links; scoring {score_s:.1f} s, "
           f"{args.threads} thread(s))\n")
     print("| reading \\| heads \\| decision | AER % | precision % | recall % | ms / sentence |")

@@ -98,3 +98,17 @@ def test_the_card_can_name_a_reading_and_bad_entries_fall_back():
     assert al.default_method({"alignment": {"heads": ["L9 H1"], "reading": "shift"}}, layers=2) == al.BEST_METHOD
     assert al.default_method({"alignment": "nonsense"}, layers=2) == al.BEST_METHOD
     assert "masking" in al.BEST_METHOD.describe(3) and "L2 H1 + L1 H2" in m.describe(2)
+
+
+def test_truecasing_raises_only_what_the_vocabulary_knows_better_and_keeps_lengths(repo_root):
+    from nmt_desktop.core.analysis.truecase import truecaser
+    from nmt_desktop.core.formats.model_dir import load_model
+
+    tok = load_model(repo_root / "models" / "en-de").tokenizers.target
+    tc = truecaser(tok)
+    line = "die kommission muss vor ende des jahres einen neuen vorschlag vorlegen ."
+    out = tc(line)
+    assert out.lower() == line and len(out) == len(line)
+    assert out.split()[0] == "Die" and "Vorschlag" in out.split() and "muss" in out.split()
+    assert tc("Die Kommission muss .") == "Die Kommission muss ."  # cased text is left alone
+    assert tc("straße , 3 .") == "Straße , 3 ."
