@@ -13,9 +13,8 @@ import logging
 from typing import TYPE_CHECKING, Any, Sequence
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QSplitter, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+                               QPushButton, QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig
 
@@ -24,10 +23,11 @@ from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
 from .document_model import TranslatedUnit, TranslationDocument
-from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES, follow_theme, output_html, parse_token_link
-from .quality_hint import QualityHint, show_coverage
+from .output_html import follow_theme, output_html, parse_token_link
+from .output_pane import build_output_pane
+from .quality_hint import show_coverage
 from .source_edit import SourceEdit
-from .target_language import TargetLanguageBox, language_label
+from .target_language import language_label
 
 if TYPE_CHECKING:
     from nmt_desktop.core.analysis.heads import CoverageWarning
@@ -137,36 +137,9 @@ class TranslatePanel(QWidget):
         buttons.addWidget(self.translate_button)
         sl.addLayout(buttons)
 
-        self.output = QTextBrowser()
-        self.output.setOpenLinks(False)
-        self.output.setOpenExternalLinks(False)
-        self.output.setPlaceholderText("The translation appears here, token by token.")
+        out_box = build_output_pane(self)  # the output, target-language box and notes (output_pane.py)
         self.output.anchorClicked.connect(self._token_clicked)
         self.output.highlighted.connect(self._token_hovered)
-        font = QFont(self.output.font().family(), FONT_PT)  # room for OUTPUT_LINES lines before it scrolls
-        self.output.setMinimumHeight(int(OUTPUT_LINES * LINE_HEIGHT * QFontMetricsF(font).lineSpacing() + 24))
-        self.target_language_box = TargetLanguageBox()
-        self.target_language_label = self.target_language_box.label
-        out_box = QFrame()
-        out_box.setObjectName("pane")
-        ol = QVBoxLayout(out_box)
-        header = QHBoxLayout()
-        header.addWidget(self.target_lang)
-        header.addStretch(1)
-        header.addWidget(self.target_language_label)
-        header.addWidget(self.target_language_box)
-        ol.addLayout(header)
-        ol.addWidget(self.output, 1)
-        self.score_label = QLabel("")
-        self.score_label.setObjectName("hint")
-        ol.addWidget(self.score_label)
-        self.coverage_label = QLabel("")
-        self.coverage_label.setObjectName("warning")  # the theme's stylesheet colours it (gui/theme.py)
-        self.coverage_label.setWordWrap(True)
-        self.coverage_label.hide()
-        ol.addWidget(self.coverage_label)
-        self.quality_hint = QualityHint(self)  # "Long input: …" under the translation (quality_hint.py)
-        ol.addWidget(self.quality_hint)
 
         top = QSplitter(Qt.Horizontal)
         top.addWidget(src_box)
