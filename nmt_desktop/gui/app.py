@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
         self.translate_panel.busyChanged.connect(self._update_busy)
         self.translate_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         self.translate_panel.translationFailed.connect(lambda _i, m: self._report_error(m, "Translation failed"))
+        self.translate_panel.inspect_box.failed.connect(lambda m: self._report_error(m, "Cannot inspect"))
         self.modelChanged.connect(self.train_panel.set_model)
         connect_to_translate_panel(self.analysis_panel, self.translate_panel,
                                    lambda m: self._report_error(m, "Analysis failed"))

@@ -65,6 +65,12 @@ def build_menus(window: MainWindow) -> Menus:
                              tip="Translate the source text")
     a["translate"].setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
     a["stop"] = _action(window, translate_menu, "&Stop", window.translate_panel.stop, "Esc", "Stop decoding")
+    translate_menu.addSeparator()
+    box = window.translate_panel.inspect_box  # "Your translation" (gui/translate/inspect_box.py)
+    a["use_model"] = _action(window, translate_menu, "&Use model's translation", box.use_model_translation,
+                             tip="Copy the model's translation into “Your translation”, to edit it")
+    a["inspect"] = _action(window, translate_menu, "&Inspect this translation", box.inspect, "Ctrl+I",
+                           "Score “Your translation” with the model: token probabilities, its own choices, attention")
 
     view_menu = bar.addMenu("&View")
     theme_menu = view_menu.addMenu("&Theme")

@@ -79,7 +79,8 @@ class AnalysisPanel(QWidget):
             self.title.setText("This translation has no attention to analyse.")
             return
         self.translation = translation
-        self.title.setText(f"“{translation.source}”  →  “{translation.text}”")
+        who = "Your translation (inspected): " if translation.best.forced else ""  # scored, not decoded
+        self.title.setText(f"{who}“{translation.source}”  →  “{translation.text}”")
         self.stats.set_translation(translation)
         self.ablation.set_translation(translation, cfg)
         self.alignment.set_translation(translation)
@@ -103,7 +104,7 @@ class AnalysisPanel(QWidget):
 def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslatePanel,
                                on_error: Callable[[str], None] | None = None) -> None:
     """Feed `panel` the Translate tab's finished translation (the sentence shown there, and the one selected
-    later in its Sentences list) and its forced alternatives."""
+    later in its Sentences list), its forced alternatives and an inspected translation of one's own."""
 
     def finished(translations: list[Translation], cfg: DecodeConfig | None) -> None:
         if not translations:
@@ -125,3 +126,5 @@ def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslateP
     translate_panel.translationDone.connect(finished)
     translate_panel.sentence_list.currentRowChanged.connect(sentence_selected)
     translate_panel.alternativeForced.connect(panel.force_alternative)
+    translate_panel.inspect_box.showTranslation.connect(  # "Inspect this translation": yours, or the model's
+        lambda translation, _which: panel.set_translation(translation, getattr(translate_panel, "last_config", None)))

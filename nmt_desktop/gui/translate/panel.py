@@ -23,6 +23,7 @@ from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
 from .document_model import TranslatedUnit, TranslationDocument
+from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
 from .output_pane import build_output_pane
 from .quality_hint import show_coverage
@@ -144,6 +145,9 @@ class TranslatePanel(QWidget):
         top = QSplitter(Qt.Horizontal)
         top.addWidget(src_box)
         top.addWidget(out_box)
+        self.inspect_box = InspectBox()  # "Your translation": inspect a translation of one's own (inspect_box.py)
+        self.inspect_box.bind(self)
+        top.addWidget(self.inspect_box)
         top.setChildrenCollapsible(False)
 
         self.sentence_list = QListWidget()
@@ -196,6 +200,7 @@ class TranslatePanel(QWidget):
         """Use a newly loaded model; a running translation of the old one is stopped."""
         self.stop()
         self.translator, self.model_info = translator, info
+        self.inspect_box.set_translator(translator)
         src = getattr(info, "src_lang", "") or ""
         tgt = getattr(info, "tgt_lang", "") or ""
         self.source_lang.setText(language_label(src) if src else "Source")
@@ -263,6 +268,7 @@ class TranslatePanel(QWidget):
         self._type_timer.stop()
         self.request_id = 0
         self._worker_thread.stop()
+        self.inspect_box.shutdown()
 
     def _source_changed(self) -> None:
         if self.as_you_type.isChecked() and self.translator is not None:

@@ -1,0 +1,223 @@
+"""The Translate tab's "Your translation" pane: type, paste or edit a translation of one's own, then
+"Inspect this translation" scores it with the model (`Translator.score`, teacher forcing) on a worker thread.
+
+Why a pane of its own: a reference, a draft or a student's answer is read the way the model reads it:
+how probable each token is, where the model would have said something else, which source words each
+token attends to. The result is an ordinary `Translation`, so the Translate tab's attention grid and
+focus view and the Analysis tab show it through the code path a finished translation takes
+(`showTranslation`); the "Show" button beside each sentence score switches them between yours and the
+model's own translation, scored the same way. A refused or failed scoring is one sentence in the pane's status line (and `failed` for the
+window's error box); the GUI thread never waits for the model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from nmt_desktop.core.config import DecodeConfig
+
+from ..analysis.job import JobView
+from .inspect_view import GIVEN, InspectResult, InspectView
+from .source_edit import SourceEdit
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Translation, Translator
+
+    from .panel import TranslatePanel
+
+# what scoring records: the top-5 alternatives of each position and every attention the views can show
+SCORE_CONFIG = DecodeConfig(alternatives=5, attention=True, self_attention=True)
+
+
+def one_line(text: str) -> str:
+    """A pasted text as one sentence pair's side: line breaks and runs of spaces become one space."""
+    return " ".join(text.split())
+
+
+def score_pair(translator: Translator, source: str, target: str, model_ids: Sequence[int] | None) -> InspectResult:
+    """Worker thread: score `target` and the model's translation (`model_ids`, else a greedy decoding) of
+    `source` in one batch, so both sentence scores come from the same model and the same forcing."""
+    how = "the Translate tab"
+    if model_ids is None:
+        model_ids = translator.translate(source, DecodeConfig(alternatives=0)).best.token_ids
+        how = "greedy decoding"
+    given, model = translator.score_batch([(source, target), (source, list(model_ids))], SCORE_CONFIG)
+    return InspectResult(given, model, how)
+
+
+class InspectBox(JobView):
+    """The pane: `editor`, `use_model_button`, `inspect_button`, `status` and `view` (InspectView: the
+    result, its legend and the "Show" buttons). `bind(panel)` connects it to the Translate panel it reads
+    the source and the model's translation from."""
+
+    failure = "Cannot inspect"
+    inspected = Signal(object)  # InspectResult, once shown
+    showTranslation = Signal(object, str)  # the Translation the attention views should show, and what it is
+    failed = Signal(str)  # a scoring that failed: one sentence
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("inspect-worker", parent)
+        self.translator: Translator | None = None
+        self.panel: TranslatePanel | None = None
+        self.result: InspectResult | None = None
+        self.shown = ""  # GIVEN or MODEL once a result is shown
+        self.title = QLabel("Your translation")
+        self.title.setObjectName("paneTitle")
+        self.editor = SourceEdit()  # Ctrl+Enter inspects
+        self.editor.setPlaceholderText("Type or paste a translation of your own (a reference, a draft), or use "
+                                       "the model's and edit it…")
+        self.editor.setMinimumHeight(44)
+        self.editor.setMaximumHeight(72)
+        self.use_model_button = QPushButton("Use model's translation")
+        self.use_model_button.setToolTip("Copy the model's translation into this box, to edit it")
+        self.inspect_button = QPushButton("Inspect this translation")
+        self.inspect_button.setToolTip("Score this translation of the source with the model (Ctrl+I): each token's "
+                                       "probability, where the model would choose otherwise, and its attention")
+        self.status = QLabel("")
+        self.status.setObjectName("hint")
+        self.status.setWordWrap(True)
+        self.status.hide()
+        self.view = InspectView()
+
+        frame = QFrame()
+        frame.setObjectName("pane")
+        header = QHBoxLayout()
+        header.addWidget(self.title)
+        header.addStretch(1)
+        header.addWidget(self.view.legend)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.use_model_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.inspect_button)
+        inner = QVBoxLayout(frame)
+        inner.addLayout(header)
+        inner.addWidget(self.editor)
+        inner.addWidget(self.view, 1)
+        inner.addWidget(self.status)
+        inner.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(frame)
+
+        self.editor.submitted.connect(self.inspect)
+        self.inspect_button.clicked.connect(lambda: self.inspect())
+        self.use_model_button.clicked.connect(lambda: self.use_model_translation())
+        self.view.showRequested.connect(self.show_translation)
+        self._update_enabled()
+
+    # -- wiring ---------------------------------------------------------------------------------------
+
+    def bind(self, panel: TranslatePanel) -> None:
+        """Read the source and the model's translation from `panel`; show results in its attention view and
+        alternatives; a new translation there returns its view to the model's tokens."""
+        self.panel = panel
+        self.showTranslation.connect(self._show_in_panel)
+        self.view.tokenHovered.connect(self._show_step)
+        self.view.tokenClicked.connect(self._show_step)
+        panel.translationStarted.connect(self._panel_translating)
+
+    def set_translator(self, translator: Translator | None) -> None:
+        """A new model: a scoring under way for the old one is dropped, its result cleared."""
+        self.forget_job()
+        self.translator = translator
+        self.result, self.shown = None, ""
+        self.view.clear()
+        self.show_status("")
+        self._update_enabled()
+
+    def show_status(self, text: str) -> None:
+        """One line under the result: progress, or a refusal or failure (in the theme's error colour)."""
+        error = text.startswith(self.failure)
+        if self.status.objectName() != ("error" if error else "hint"):
+            self.status.setObjectName("error" if error else "hint")
+            self.status.style().polish(self.status)
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def _update_enabled(self) -> None:
+        self.inspect_button.setEnabled(not self.running)
+        self.use_model_button.setEnabled(not self.running)
+
+    # -- actions --------------------------------------------------------------------------------------
+
+    def use_model_translation(self) -> bool:
+        """Copy the Translate tab's translation into the editor (one line per line, as shown)."""
+        text = self.panel.output_text().strip() if self.panel is not None else ""
+        if not text or (self.panel is not None and self.panel.running):
+            self.show_status("Translate the source first: there is no finished translation of the model to copy.")
+            return False
+        self.editor.setPlainText(text)
+        self.editor.setFocus()
+        self.show_status("")
+        return True
+
+    def inspect(self) -> int:
+        """Score the editor's translation of the Translate tab's source; returns the request id (0: refused,
+        the reason in the status line)."""
+        source = one_line(self.panel.source.toPlainText()) if self.panel is not None else ""
+        target = one_line(self.editor.toPlainText())
+        problem = ("no model is loaded: open a model first" if self.translator is None
+                   else "the source is empty: type the sentence your translation translates" if not source
+                   else "your translation is empty: type or paste one, or use the model's translation"
+                   if not target else "")
+        if problem:
+            self.show_status(f"{self.failure}: {problem}.")
+            return 0
+        translator, model_ids = self.translator, self._model_ids(source)
+        return self.run_job(lambda: score_pair(translator, source, target, model_ids), self._on_scored,
+                            "Scoring your translation…")
+
+    def _model_ids(self, source: str) -> list[int] | None:
+        """The token ids of the Translate tab's finished translation when it translates this very source."""
+        units = self.panel.sentences if self.panel is not None else []
+        if len(units) == 1 and units[0].translation is not None and one_line(units[0].text) == source:
+            return list(units[0].translation.best.token_ids)
+        return None
+
+    def _on_scored(self, result: InspectResult) -> None:
+        self.result = result
+        self.view.show_result(result)
+        self.show_status("")
+        self.show_translation(GIVEN)
+        marks = result.disagreements  # the Alternatives tab: the first disagreement, else the least probable token
+        logprobs = result.given.best.token_logprobs
+        self._show_step(marks[0].index if marks else min(range(len(logprobs)), key=logprobs.__getitem__))
+        self.inspected.emit(result)
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        current = request_id == self.request_id
+        super()._on_failed(request_id, message)
+        if current:
+            self.failed.emit(message)
+
+    def show_translation(self, which: str) -> None:
+        """Show `which` translation of the result in the attention views (GIVEN: yours, MODEL: the model's)."""
+        if self.result is None:
+            return
+        self.shown = which
+        self.view.mark_shown(which)
+        self.showTranslation.emit(self.result.given if which == GIVEN else self.result.model, which)
+
+    # -- the panel's views ----------------------------------------------------------------------------
+
+    def _show_in_panel(self, translation: Translation, which: str) -> None:
+        if self.panel is None or translation.best.attention is None:
+            return
+        self.panel.view.set_translation(translation)
+        self.panel.view.status_label.setText(f"Showing {which}")
+
+    def _show_step(self, index: int) -> None:
+        if self.panel is None or self.result is None or self.translator is None:
+            return
+        steps = self.result.given.best.steps(self.translator.config.eos_id)
+        if 0 <= index < len(steps):
+            self.panel.show_alternatives(steps[index])
+
+    def _panel_translating(self, *_: object) -> None:
+        """The Translate tab decodes anew: its attention view streams the model's tokens again."""
+        self.panel.view.status_label.setText("")
+        self.shown = ""
+        self.view.mark_shown("")

@@ -1,0 +1,228 @@
+"""What "Inspect this translation" shows: the given tokens coloured by how probable the model found each,
+the places where the model's first choice is another token marked with that choice, a legend, and the
+sentence scores of the given translation and of the model's own translation of the same source.
+
+Both scores are teacher-forced log-probabilities from the same model (core/decoding/scoring.py), so the
+two numbers compare like for like. Colours are five probability bands, green (the model was sure of this
+token) to red (it hardly expected it), drawn behind the theme's text colour; each band pair keeps WCAG AA
+contrast in the light and the dark theme, and the percentages are in the legend and every token's tooltip,
+so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QUrl, Signal, SignalInstance
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
+
+from nmt_desktop.core.analysis.words import display_piece, display_pieces, word_starts
+from nmt_desktop.core.decoding.scoring import Disagreement, disagreements
+
+from .. import theme
+from ..theme import Theme
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Hypothesis, Translation
+
+BAND_FLOORS = (0.9, 0.5, 0.2, 0.05, 0.0)  # lower bound of each probability band, high to low
+BAND_LABELS = ("≥90%", "50–90", "20–50", "5–20", "<5%")
+LIGHT_BANDS = ("#bbf7d0", "#d9f99d", "#fef08a", "#fed7aa", "#fecaca")  # green -> red behind dark text
+DARK_BANDS = ("#14532d", "#3f6212", "#713f12", "#7c2d12", "#7f1d1d")  # green -> red behind light text
+LINK = "given:"  # a token's anchor: "given:INDEX"
+GIVEN = "your translation (inspected)"  # what the attention views show, in the words they say it
+MODEL = "the model's translation (scored)"
+
+
+@dataclass
+class InspectResult:
+    """A given translation scored by the model, beside the model's own translation of the same source."""
+
+    given: Translation  # the person's translation, teacher-forced (hypothesis `forced`)
+    model: Translation  # the model's translation of the same source, teacher-forced the same way
+    model_source: str  # where the model's translation came from: "the Translate tab" or "greedy decoding"
+
+    @property
+    def disagreements(self) -> list[Disagreement]:
+        return disagreements(self.given.best)
+
+
+def bands(colours: Theme) -> tuple[str, ...]:
+    """The five band colours for the theme (light or dark)."""
+    return DARK_BANDS if colours.dark else LIGHT_BANDS
+
+
+def band(prob: float) -> int:
+    """The band (0 = most probable) a probability falls in."""
+    return next(i for i, floor in enumerate(BAND_FLOORS) if prob >= floor or i == len(BAND_FLOORS) - 1)
+
+
+def model_choice(d: Disagreement) -> str:
+    """The mark of a disagreement: "model: ·Katze 62%"."""
+    return f"model: {display_piece(d.preferred)} {d.preferred_prob:.0%}"
+
+
+def token_index(url: QUrl | str) -> int | None:
+    """The target position of a token anchor ("given:3" -> 3), None for anything else."""
+    text = url.toString() if isinstance(url, QUrl) else url
+    rest = text[len(LINK):] if text.startswith(LINK) else ""
+    return int(rest) if rest.isdigit() else None
+
+
+def tokens_html(hyp: Hypothesis, colours: Theme | None = None) -> str:
+    """The hypothesis' tokens (display form) as chips coloured by probability; a disagreement is underlined
+    and followed by the model's choice in superscript. A space (a line break point) only before a word."""
+    colours = colours or theme.current()
+    fills = bands(colours)
+    shown = display_pieces(hyp.tokens)
+    starts = word_starts(hyp.tokens)
+    marks = {d.index: d for d in disagreements(hyp)}
+    out = []
+    for i, piece in enumerate(shown):
+        prob = math.exp(hyp.token_logprobs[i]) if i < len(hyp.token_logprobs) else 0.0
+        tip = f"{piece}: the model gives it {prob:.1%}"
+        alts = hyp.alternatives[i] if i < len(hyp.alternatives) else []
+        if alts:
+            tip += "   ·   its choices: " + ", ".join(f"{display_piece(a.piece)} {a.prob:.0%}" for a in alts[:5])
+        mark = marks.get(i)
+        underline = "underline" if mark else "none"
+        chip = (f'<a href="{LINK}{i}" title="{html.escape(tip, quote=True)}" style="color:{colours.text};'
+                f' text-decoration:{underline}; background-color:{fills[band(prob)]};">{html.escape(piece)}</a>')
+        if mark:
+            choice = html.escape(model_choice(mark)).replace(" ", "&nbsp;")  # one unbreakable mark
+            chip += f'<sup style="color:{colours.error};">&nbsp;{choice}</sup>'
+        out.append((" " if i and starts[i] else "") + chip)
+    return f'<div style="font-size:12pt; line-height:165%;">{"".join(out)}</div>'
+
+
+class Legend(QWidget):
+    """The colour key: "p:" and a swatch per probability band, green to red (labels, so each is sized exactly)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setToolTip("The model's probability of each token of your translation, green (sure) to red "
+                        "(unexpected); hover a token for its exact probability and the model's choices")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(3)
+        self.swatches = [QLabel(text) for text in ("p:", *BAND_LABELS)]
+        for label in self.swatches:
+            font = label.font()
+            font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+            label.setFont(font)
+            row.addWidget(label)
+        theme.follow(self, self.restyle)
+
+    def restyle(self, colours: Theme) -> None:
+        for label, fill in zip(self.swatches[1:], bands(colours)):
+            label.setStyleSheet(f"background-color:{fill}; color:{colours.text}; padding:0 3px;")
+
+    def colours(self) -> list[str]:
+        """The swatches' background colours, as their style sheets name them."""
+        return [label.styleSheet().split(";")[0].split(":")[1] for label in self.swatches[1:]]
+
+
+def score_text(who: str, hyp: Hypothesis) -> str:
+    """"Your translation: log-prob -12.18 · perplexity 20.93 · 4 tokens"."""
+    return f"{who}: log-prob {hyp.logprob:.2f} · perplexity {hyp.perplexity:.2f} · {len(hyp.token_logprobs)} tokens"
+
+
+def summary(result: InspectResult) -> str:
+    """One line: how many of the given tokens the model would have chosen otherwise."""
+    n, total = len(result.disagreements), len(result.given.best.tokens)
+    if n == 0:
+        return f"The model's first choice agrees with all {total} tokens."
+    return f"The model's first choice differs at {n} of {total} tokens: underlined, its choice above."
+
+
+class InspectView(QWidget):
+    """The rendered result: `tokens` (a QTextBrowser of chips), `legend` (the colour key, for the pane's header),
+    `summary`, and a row per sentence score (`your_score`, `model_score`) with a checkable "Show" button
+    (`show_buttons[GIVEN]`, `show_buttons[MODEL]`) asking for that translation in the attention views
+    (`showRequested`). `tokenHovered(i)` / `tokenClicked(i)` name a target position."""
+
+    tokenHovered = Signal(int)
+    tokenClicked = Signal(int)
+    showRequested = Signal(str)  # GIVEN or MODEL
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.result: InspectResult | None = None
+        self.tokens = QTextBrowser()
+        self.tokens.setOpenLinks(False)
+        self.tokens.setOpenExternalLinks(False)
+        self.tokens.setPlaceholderText("Inspect a translation to see how probable each of its tokens is to the model.")
+        self.tokens.setMinimumHeight(64)
+        self.tokens.highlighted.connect(lambda url: self._emit(self.tokenHovered, url))
+        self.tokens.anchorClicked.connect(lambda url: self._emit(self.tokenClicked, url))
+        self.legend = Legend()
+        self.summary = QLabel("")
+        self.your_score = QLabel("")
+        self.model_score = QLabel("")
+        self.your_score.setToolTip("Sentence log-probability of your translation (the sum over its tokens, </s> "
+                                   "included) and its perplexity, exp(-log-prob / tokens): lower is more expected")
+        self.show_buttons: dict[str, QToolButton] = {}
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setVerticalSpacing(2)
+        grid.addWidget(self.summary, 0, 0, 1, 2)
+        for row, (which, label) in enumerate(((GIVEN, self.your_score), (MODEL, self.model_score)), start=1):
+            label.setObjectName("hint")
+            button = QToolButton()
+            button.setText("Show")
+            button.setCheckable(True)
+            button.setToolTip(f"Show {which} in the attention grid, the focus view and the Analysis tab")
+            button.clicked.connect(lambda _checked=False, w=which: self.showRequested.emit(w))
+            self.show_buttons[which] = button
+            grid.addWidget(label, row, 0)
+            grid.addWidget(button, row, 1)
+        grid.setColumnStretch(0, 1)
+        self.summary.setObjectName("hint")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.tokens, 1)
+        layout.addLayout(grid)
+        theme.follow(self, lambda _theme: self._render())
+
+    @property
+    def pieces(self) -> list[str]:
+        """The shown tokens as they read (display_pieces of the given translation)."""
+        return display_pieces(self.result.given.best.tokens) if self.result is not None else []
+
+    def show_result(self, result: InspectResult) -> None:
+        self.result = result
+        self._render()
+
+    def clear(self) -> None:
+        self.result = None
+        self._render()
+
+    def mark_shown(self, which: str) -> None:
+        """Check the "Show" button of the translation the attention views show (GIVEN, MODEL; "": neither)."""
+        for key, button in self.show_buttons.items():
+            button.setChecked(key == which)
+            button.setText("Shown" if key == which else "Show")
+
+    def _render(self) -> None:
+        has = self.result is not None
+        for widget in (self.summary, self.your_score, self.model_score, *self.show_buttons.values()):
+            widget.setVisible(has)
+        if self.result is None:
+            self.tokens.clear()
+            return
+        self.tokens.setHtml(tokens_html(self.result.given.best))
+        self.summary.setText(summary(self.result))
+        self.your_score.setText(score_text("Your translation", self.result.given.best))
+        self.model_score.setText(score_text("Model's translation", self.result.model.best))
+        self.model_score.setToolTip(f"The same two numbers for the model's own translation of this source "
+                                    f"(from {self.result.model_source}), scored the same way by the same model: "
+                                    f"“{self.result.model.text}”")
+
+    def _emit(self, signal: SignalInstance, url: QUrl) -> None:
+        index = token_index(url)
+        if index is not None:
+            signal.emit(index)
