@@ -3,9 +3,9 @@
 `run_gui` has translated --text by the time `prepare_analysis_view` runs (the Translate tab fed the
 Analysis tab its translation). Views that need a job of their own start it here: a re-translation with
 heads switched off (ablation), a re-decoding with an alternative forced (forced), a beam search (beam
-tree), loading and running a second model (compare). The function returns only once that job has
-finished and the view shows its result, so the PNG saved next holds it; a failed job is a
-HeadlessError with the view's own one-line message.
+tree), loading and running a second model (compare), an alignment reading that runs the model (alignments).
+The function returns only once that job has finished and the view shows its result, so the PNG saved next
+holds it; a failed job is a HeadlessError with the view's own one-line message.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.search import BeamState
 
     from .analysis.ablation import AblationView
+    from .analysis.alignment import AlignmentView
     from .analysis.beam_tree import BeamTreeView
     from .analysis.compare import CompareView
     from .analysis.forced_prefix import ForcedPrefixView
@@ -170,5 +171,13 @@ def _compare(window: MainWindow, view: CompareView, args: argparse.Namespace) ->
     _run_job(view, view.compare, view.compared, "the comparison", view.status.text)
 
 
+def _alignments(window: MainWindow, view: AlignmentView, args: argparse.Namespace) -> None:
+    """A reading that runs the model (masking) starts once the view is shown: wait for its links."""
+    wait_until(lambda: not view.running, JOB_TIMEOUT_S, "the alignment")
+    if not view.links:
+        raise HeadlessError(view.pharaoh_label.text() or "no alignment to show")
+
+
 _PREPARE: dict[str, Callable[..., None]] = {  # (window, view, args)
-    "ablation": _ablation, "forced": _forced, "beam-tree": _beam_tree, "compare": _compare}
+    "ablation": _ablation, "alignments": _alignments, "forced": _forced, "beam-tree": _beam_tree,
+    "compare": _compare}

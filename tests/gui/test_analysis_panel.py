@@ -1,4 +1,5 @@
-"""The Analysis tab with the tiny model (pytest-qt, offscreen): head statistics, ablation, alignments, coverage.
+"""The Analysis tab with the tiny model (pytest-qt, offscreen): head statistics, ablation, coverage (the
+Alignments view: test_alignment_view.py).
 
 Every number shown is checked against `nmt_desktop.core.analysis.heads` on the same translation.
 """
@@ -12,11 +13,9 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.gui.analysis.alignment import words_of  # noqa: E402
 from nmt_desktop.gui.analysis.head_stats import STAT_FIELDS, HeadStatsView  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
 from nmt_desktop.gui.analysis.tokens import token_diff  # noqa: E402
@@ -129,28 +128,6 @@ def test_mean_ablation_of_one_head_uses_probe_means(qtbot, panel, translation, t
 def test_token_diff() -> None:
     assert token_diff(["a", "b", "c"], ["a", "x", "c", "d"]) == ({1}, {1, 3})
     assert token_diff(["a"], ["a"]) == (set(), set())
-
-
-def test_alignment_view_draws_links_and_copies_pharaoh(panel, translation, tmp_path) -> None:
-    panel.set_translation(translation, CFG)
-    view = panel.alignment
-    expected = analysis.align_words(translation)  # last layer, all heads, argmax
-    assert view.links == expected
-    assert len(view.lines) == len(expected) > 0
-    view.copy_pharaoh()
-    assert QGuiApplication.clipboard().text() == analysis.to_pharaoh(expected)
-    view.export(tmp_path / "a.txt")
-    assert (tmp_path / "a.txt").read_text(encoding="utf-8").strip() == analysis.to_pharaoh(expected)
-
-    view.layer.setCurrentIndex(1)  # all layers
-    view.method.setCurrentText("threshold")
-    view.threshold.setValue(0.2)
-    expected = analysis.align_words(translation, layer=None, method="threshold", threshold=0.2)
-    assert view.links == expected and len(view.lines) == len(expected)
-    view.layer.setCurrentIndex(2)  # layer 0
-    expected = analysis.align_words(translation, layer=0, method="threshold", threshold=0.2)
-    assert view.links == expected and len(view.lines) == len(expected)
-    assert words_of(translation.source_tokens) == TEXT.split()
 
 
 def test_coverage_list_matches_core(panel, translation) -> None:

@@ -148,13 +148,28 @@ def test_beam_tree_combo(qtbot, panel) -> None:
     names_in(shown_texts(view))
 
 
-def test_alignment_and_forced_layer_combos(panel) -> None:
-    for view in (panel.alignment, panel.forced):
-        items = [view.layer.itemText(i) for i in range(view.layer.count())]
-        assert items[2:] == ["L1 (avg heads)", "L2 (avg heads)"], items
-        view.layer.setCurrentIndex(items.index("L1 (avg heads)"))
-        assert view.layer_choice() == 0  # L1 is index 0
-        names_in(shown_texts(view))
+def test_forced_layer_combo(panel) -> None:
+    view = panel.forced
+    items = [view.layer.itemText(i) for i in range(view.layer.count())]
+    assert items[2:] == ["L1 (avg heads)", "L2 (avg heads)"], items
+    view.layer.setCurrentIndex(items.index("L1 (avg heads)"))
+    assert view.layer_choice() == 0  # L1 is index 0
+    names_in(shown_texts(view))
+
+
+def test_alignment_heads_combo(panel) -> None:
+    view = panel.alignment
+    view.set_model(LAYERS, {"alignment": {"reading": "shift", "heads": ["L1 H2", "L2 H4"]}})  # a card's heads
+    combo = view.picker.heads
+    items = [combo.itemText(i) for i in range(combo.count())]
+    assert items == ["Recommended: L1 H2 + L2 H4", "L1 (heads averaged)", "L2 (heads averaged)",
+                     "All layers (heads averaged)"]
+    assert view.method().heads == ((0, 1), (1, 3))  # L2 H4 is attention[1][3]
+    assert "L1 H2 + L2 H4" in view.picker.description.text()
+    names_in(shown_texts(view))
+    combo.setCurrentText("L1 (heads averaged)")
+    assert view.method().layer == 0 and view.method().heads is None  # L1 is layer 0
+    assert names_in(shown_texts(view)) >= {"L1", "L1 H2", "L2 H4"}
 
 
 def test_train_probe_view(qtbot, tiny_translator) -> None:

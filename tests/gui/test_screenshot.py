@@ -20,6 +20,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 from nmt_desktop.cli import gui as gui_command  # noqa: E402
 from nmt_desktop.cli.main import main as cli_main  # noqa: E402
 from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
+from nmt_desktop.core.analysis.alignment import align, default_method  # noqa: E402
 from nmt_desktop.core.analysis.words import display_piece  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import screenshot  # noqa: E402
@@ -69,7 +70,9 @@ CHECKS = {
                            "heads": p.ablation.selected_heads(), "shown": p.ablation.result.toPlainText(),
                            "ablated_text": p.ablation.ablated.target_tokens, "cfg": p.ablation.cfg},
     "alignments": lambda p: {"links": list(p.alignment.links), "lines": len(p.alignment.lines),
-                             "expected": analysis.align_words(p.translation, layer=-1, method="argmax")},
+                             "method": p.alignment.method(), "said": p.alignment.picker.description.text(),
+                             "expected": align(p.translation, default_method(None, p.translation.attention.shape[0]),
+                                               translator=p.translator)},
     "coverage": lambda p: {"items": [p.coverage.list.item(i).text() for i in range(p.coverage.list.count())]},
     "forced": lambda p: {"old": p.forced.old, "new": p.forced.new.target_ids,
                          "prefix": list(p.forced.prefix), "diff_rows": p.forced.diff.matrix().shape[0]},
@@ -93,7 +96,8 @@ def test_plain_views(monkeypatch, app_dirs, tiny_model_dir, tiny_translator, vie
     if view == "stats":
         assert seen["rows"] == seen["images"] == cfg.decoder_layers * cfg.n_heads
     elif view == "alignments":
-        assert seen["links"] == seen["expected"] and seen["lines"] == len(seen["links"]) > 0
+        assert seen["links"] == seen["expected"] and seen["lines"] == len(seen["links"]) > 0  # the card names none
+        assert seen["method"].describe(cfg.decoder_layers) in seen["said"]
     else:
         assert seen["items"]  # warnings, or "No coverage warnings."
 

@@ -258,6 +258,7 @@ def test_no_raw_marker_in_tables_chips_and_alignments(qtbot, long_tr, tiny_trans
     texts += [i.text() for i in alignment.scene.items() if hasattr(i, "text")]
     assert all(texts) and not any(WORD_START in t for t in texts)
     ablation.shutdown()
+    alignment.shutdown()
 
 
 def test_theme_restyles_plots(qtbot, long_tr, light_theme):
@@ -293,6 +294,7 @@ def test_theme_restyles_plots(qtbot, long_tr, light_theme):
     assert tree.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
     assert align.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
     tree.shutdown()
+    align.shutdown()
     diff = FocusView(diverging=True)
     qtbot.addWidget(diff)
     assert diff.colorbar.colorMap().name == "CET-D1"  # differences keep their blue-white-red map

@@ -1,59 +1,56 @@
-"""Word alignments: source words (top) linked to target words (bottom) by `core.analysis.heads.align_words`,
-copied or exported in Pharaoh format."""
+"""Word alignments: source words (top) linked to target words (bottom) by `core.analysis.alignment`
+under the reading the model recommends or one a person picks (`align_method_picker`), copied or exported in
+Pharaoh format. A scored (teacher-forced) translation is aligned the same way: its tokens are the given ones.
+
+The evidence of a reading (`word_evidence`) is kept per translation, so changing only the decision is
+instant; an attention reading is computed here, the masking reading (one model pass per source word) on
+the view's worker thread, and only while the view is shown."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPainter, QPen
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QGraphicsLineItem, QGraphicsScene,
-                               QGraphicsView, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPainter, QPen, QShowEvent
+from PySide6.QtWidgets import (QFileDialog, QGraphicsLineItem, QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel,
+                               QPushButton, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.analysis import heads as analysis
-from nmt_desktop.core.analysis.head_names import layer_name
+from nmt_desktop.core.analysis.alignment import AlignMethod, decide, word_evidence
+from nmt_desktop.core.analysis.heads import to_pharaoh
 from nmt_desktop.core.analysis.words import display_piece, words_of
 
 from .. import theme
+from .align_method_picker import AlignMethodPicker
+from .job import JobView
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
-
-ALIGN_LAYERS = ("Last layer (avg heads)", "All layers (avg)")  # then "L3 (avg heads)", counted from 1
+    from nmt_desktop.core.decoding.translator import Translation, Translator
 
 
-def layer_items(layers: int) -> list[str]:
-    """The items of a layer combo read by `layer_choice`."""
-    return list(ALIGN_LAYERS) + [f"{layer_name(i)} (avg heads)" for i in range(layers)]
+def evidence_key(method: AlignMethod) -> AlignMethod:
+    """What a method's evidence depends on: all of it but the decision."""
+    return replace(method, decision="argmax", threshold=0.3)
 
 
-def layer_choice(index: int) -> int | None:
-    """The `layer` argument of the core's attention averages for a `layer_items` index: -1 (the last layer),
-    None (all layers) or a layer."""
-    return -1 if index <= 0 else (None if index == 1 else index - 2)
+class AlignmentView(JobView):
+    """Source words (top) linked to target words (bottom) by word alignments read from the model."""
 
-
-class AlignmentView(QWidget):
-    """Source words (top) linked to target words (bottom) by word alignments from attention."""
+    failure = "No alignment"
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
+        super().__init__("alignment-worker", parent)
+        self.translator: Translator | None = None
         self.translation: Translation | None = None
         self.links: list[tuple[int, int]] = []
         self.lines: list[QGraphicsLineItem] = []
-        self.layer = QComboBox()
-        self.layer.setToolTip("Which attention the alignment reads (heads averaged)")
-        self.method = QComboBox()
-        self.method.addItems(["argmax", "threshold"])
-        self.method.setToolTip("argmax: each target word links to its most attended source word; "
-                               "threshold: to every source word above the threshold")
-        self.threshold = QDoubleSpinBox()
-        self.threshold.setRange(0.01, 1.0)
-        self.threshold.setSingleStep(0.05)
-        self.threshold.setValue(0.3)
-        self.threshold.setEnabled(False)
-        self.threshold.setToolTip("With the threshold method: link every source word with at least this attention")
+        self._evidence: dict[AlignMethod, np.ndarray] = {}  # evidence_key -> (Wt, Ws) for self.translation
+        self._waiting: AlignMethod | None = None  # the evidence_key of the job under way
+        self._pending = False  # evidence to compute once the view is shown
+        self._boxes: tuple[list[QRectF], list[QRectF]] = ([], [])
+        self.picker = AlignMethodPicker()
         self.copy_button = QPushButton("Copy Pharaoh")
         self.copy_button.setToolTip("Copy the alignment as Pharaoh pairs (0-1 2-3 …) to the clipboard")
         self.copy_button.clicked.connect(self.copy_pharaoh)
@@ -68,50 +65,44 @@ class AlignmentView(QWidget):
         self.graphics.setRenderHint(QPainter.Antialiasing)
         theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
         row = QHBoxLayout()
-        row.addWidget(QLabel("Attention"))
-        row.addWidget(self.layer, 1)
-        row.addWidget(QLabel("Method"))
-        row.addWidget(self.method)
-        row.addWidget(self.threshold)
-        row.addStretch(1)
-        row.addWidget(self.copy_button)
-        row.addWidget(self.export_button)
+        row.addWidget(self.picker, 1)
+        row.addWidget(self.copy_button, 0, Qt.AlignTop)
+        row.addWidget(self.export_button, 0, Qt.AlignTop)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.pharaoh_label)
-        self.layer.currentIndexChanged.connect(self.refresh)
-        self.method.currentIndexChanged.connect(self._method_changed)
-        self.threshold.valueChanged.connect(self.refresh)
+        self.picker.changed.connect(self.refresh)
 
-    def set_layers(self, layers: int) -> None:
-        self.layer.blockSignals(True)
-        self.layer.clear()
-        self.layer.addItems(layer_items(layers))
-        self.layer.blockSignals(False)
+    def status_label(self) -> QLabel:
+        return self.pharaoh_label
 
-    def layer_choice(self) -> int | None:
-        """The `layer` argument of core.analysis.align_words for the combo's choice."""
-        return layer_choice(self.layer.currentIndex())
-
-    def _method_changed(self) -> None:
-        self.threshold.setEnabled(self.method.currentText() == "threshold")
+    def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
+        """The loaded model (the masking reading runs it) and its card (its recommended alignment reading)."""
+        self.translator, self.translation = translator, None
+        self._evidence = {}
+        if translator is not None:
+            self.picker.set_model(translator.config.decoder_layers, card)
         self.refresh()
+
+    def set_model(self, layers: int, card: dict[str, Any] | None = None) -> None:
+        """The decoder's layers and the card, for a translation without a translator (attention readings)."""
+        self.picker.set_model(layers, card)
+
+    def method(self) -> AlignMethod:
+        """The alignment reading in use."""
+        return self.picker.method()
 
     def set_translation(self, translation: Translation) -> None:
-        if self.layer.count() == 0 and translation.attention is not None:
-            self.set_layers(translation.attention.shape[0])
+        attention = translation.attention
+        if attention is not None and attention.shape[0] != self.picker.layers:  # no model told, or another's
+            self.set_model(attention.shape[0], self.picker.card)
         self.translation = translation
+        self._evidence = {}
         self.refresh()
 
-    def current_links(self) -> list[tuple[int, int]]:
-        if self.translation is None or self.translation.attention is None:
-            return []
-        return analysis.align_words(self.translation, layer=self.layer_choice(), method=self.method.currentText(),
-                                    threshold=self.threshold.value())
-
     def pharaoh(self) -> str:
-        return analysis.to_pharaoh(self.links)
+        return to_pharaoh(self.links)
 
     def copy_pharaoh(self) -> None:
         QGuiApplication.clipboard().setText(self.pharaoh())
@@ -124,24 +115,78 @@ class AlignmentView(QWidget):
         if path:
             self.export(path)
 
+    def _update_enabled(self) -> None:
+        for button in (self.copy_button, self.export_button):
+            button.setEnabled(self.translation is not None and not self.running)
+
     def refresh(self) -> None:
+        """Draw the words, then the links: at once when the evidence is known or cheap, else after a job."""
+        self._pending = False
+        self.links, self.lines = [], []
+        self._draw_words()
+        self._update_enabled()
+        if self.translation is None:
+            self.forget_job()
+            self.pharaoh_label.setText("")
+            return
+        method = self.method()
+        key = evidence_key(method)
+        if key not in self._evidence and method.uses_attention:
+            try:
+                self._evidence[key] = word_evidence(self.translation, method)
+            except ValueError as exc:  # a reading this translation cannot give (e.g. heads it lacks): say so
+                self.forget_job()
+                self.pharaoh_label.setText(f"No alignment: {exc}.")
+                return
+        if key in self._evidence:
+            self.forget_job()
+            self._show_links(decide(self._evidence[key], method))
+        elif not (self.running and self._waiting == key):
+            self._start(key)
+
+    def _start(self, key: AlignMethod) -> None:
+        """Compute a reading's evidence (the model's passes) on the worker thread, if the view is shown."""
+        self.forget_job()
+        if not self.isVisible():
+            self._pending = True
+            self.pharaoh_label.setText("The alignment is computed when this view is shown.")
+            return
+        translation, translator = self.translation, self.translator
+        self._waiting = key
+
+        def done(evidence: np.ndarray) -> None:
+            self._evidence[key] = evidence
+            self.refresh()
+
+        self.run_job(lambda: word_evidence(translation, key, translator=translator), done,
+                     "Reading the alignment from the model (one pass per source word)…")
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._pending:
+            self.refresh()
+
+    def _draw_words(self) -> None:
         self.scene.clear()
-        self.lines = []
-        self.links = self.current_links()
-        self.pharaoh_label.setText(f"Pharaoh: {self.pharaoh()}" if self.translation is not None else "")
+        self._boxes = ([], [])
         if self.translation is None:
             return
         src, tgt = words_of(self.translation.source_tokens), words_of(self.translation.target_tokens)
         font = QFont()
         font.setPointSize(11)
-        top = self._word_boxes(src, 0.0, font, QColor("#e0e7ff"))
-        bottom = self._word_boxes(tgt, 140.0, font, QColor("#dcfce7"))
+        self._boxes = (self._word_boxes(src, 0.0, font, QColor("#e0e7ff")),
+                       self._word_boxes(tgt, 140.0, font, QColor("#dcfce7")))
+        self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-10, -10, 10, 10))
+
+    def _show_links(self, links: list[tuple[int, int]]) -> None:
+        self.links = links
+        self.pharaoh_label.setText(f"Pharaoh: {self.pharaoh()}")
+        top, bottom = self._boxes
         pen = QPen(QColor(79, 70, 229, 200), 2)
-        for i, j in self.links:
+        for i, j in links:
             if i < len(top) and j < len(bottom):
                 a, b = top[i], bottom[j]
                 self.lines.append(self.scene.addLine(a.center().x(), a.bottom(), b.center().x(), b.top(), pen))
-        self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-10, -10, 10, 10))
 
     def _word_boxes(self, words: list[str], y: float, font: QFont, fill: QColor) -> list[QRectF]:
         rects, x = [], 0.0

@@ -13,7 +13,7 @@ from nmt_desktop.core.analysis.words import display_piece
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
-from .alignment import layer_choice, layer_items
+from .layer_combo import layer_choice, layer_items
 from .job import JobView
 from .tokens import token_diff, tokens_html
 

@@ -70,8 +70,8 @@ class AnalysisPanel(QWidget):
         self.forced.set_translator(translator)
         self.beam_tree.set_translator(translator)
         self.compare.set_translator(translator)
-        if translator is not None:
-            self.alignment.set_layers(translator.config.decoder_layers)
+        card = (_info.card if _info is not None else {}) or getattr(translator, "card", {})  # its alignment reading
+        self.alignment.set_translator(translator, card)
 
     def set_translation(self, translation: Translation | None, cfg: DecodeConfig | None = None) -> None:
         """Analyse one finished sentence (a core Translation decoded with attention)."""
@@ -99,6 +99,7 @@ class AnalysisPanel(QWidget):
         self.forced.shutdown()
         self.beam_tree.shutdown()
         self.compare.shutdown()
+        self.alignment.shutdown()
 
 
 def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslatePanel,
