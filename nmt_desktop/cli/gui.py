@@ -37,6 +37,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "L3 alone: layer 3's heads averaged)")
     for old in ("--layer", "--head"):  # the old 0-based pair: refused with the --focus spelling (see run)
         p.add_argument(old, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--inspect", metavar="TRANSLATION", default=None,
+                   help="with --text: type TRANSLATION under “Your translation” and inspect it (its tokens coloured by "
+                        "the model's probability, the model's own choices marked, both sentence scores; the attention "
+                        "view and the Analysis tab show its tokens)")
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
     p.add_argument("--theme", choices=("system", "light", "dark"), default=None,
@@ -83,8 +87,11 @@ def run(args: argparse.Namespace) -> int:
             with naming_model(model_path):
                 read_config(model_path)  # a quick check, so a bad model is one line before any window opens
             setattr(args, option, str(model_path))
-    if args.text is not None:
-        args.text = fix_arg(args.text)
+    if args.inspect is not None and args.text is None:
+        raise UsageError("--inspect needs --text TEXT (the source the translation translates)")
+    for option in ("text", "inspect"):
+        if getattr(args, option) is not None:
+            setattr(args, option, fix_arg(getattr(args, option)))
     from nmt_desktop.gui.app import HeadlessError, run_gui
 
     try:

@@ -416,6 +416,8 @@ def run_gui(args: argparse.Namespace) -> int:
             state = panel.document.current()
             rows = 0 if state is None else len(state.steps)
             wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint")
+            if getattr(args, "inspect", None) is not None:
+                screenshot.inspect(window, args.inspect)  # returns once the result and its attention are shown
             if args.view == "focus" or getattr(args, "focus", None) is not None:
                 screenshot.focus(panel.view, getattr(args, "focus", None))
             elif hasattr(panel.view, "show_grid"):

@@ -73,6 +73,24 @@ def focus(view: AttentionView, ref: HeadRef | None) -> None:
     view.focus(ref.layer, -1 if ref.head is None else ref.head)
 
 
+def inspect(window: MainWindow, translation: str) -> None:
+    """`--inspect TRANSLATION`: typed under "Your translation" and inspected; returns once the result is shown
+    and the attention view has painted its tokens (a refusal or failure is a HeadlessError, its one sentence)."""
+    box = window.translate_panel.inspect_box
+    box.editor.setPlainText(translation)
+    results: list[Any] = []
+    failures: list[str] = []
+    box.inspected.connect(results.append)
+    box.failed.connect(failures.append)
+    if not box.inspect():
+        raise HeadlessError(box.status.text())
+    wait_until(lambda: bool(results or failures), JOB_TIMEOUT_S, "the inspection")
+    if failures:
+        raise HeadlessError(failures[-1])
+    rows = len(results[0].given.best.tokens)
+    wait_until(lambda: window.translate_panel.view.painted_rows() >= rows, 60, "the attention view to paint")
+
+
 def _check_heads(refs: list[HeadRef], flag: str, layers: int, heads: int) -> None:
     try:
         check_head_refs(refs, flag, layers, heads)

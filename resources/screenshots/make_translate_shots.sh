@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the Translate tab's screenshots in the README ("Desktop app"), made by the app itself:
 # translate.png (grid, beam 4, two sentences), focus.png (the focus view of a 20-token sentence, every
-# label readable), translate-dark.png (the dark theme) and translate-file.png (File > Translate text file…).
+# label readable), translate-dark.png (the dark theme), translate-file.png (File > Translate text file…) and
+# inspect.png (a human translation inspected: one word the model would not choose, the focus view on its tokens).
 #
 #   resources/screenshots/make_translate_shots.sh [MODEL]   # default: the bundled en-de
 #
@@ -21,6 +22,8 @@ export QT_QPA_PLATFORM=offscreen
 "$APP" gui -m "$MODEL" --theme dark --focus L3H2 \
     --text "My brother bought a new car last week. Where is the nearest train station?" \
     --screenshot $OUT/translate-dark.png
+"$APP" gui -m "$MODEL" --theme light --beam 4 --focus L3H2 --text "My brother bought a new bicycle last week." \
+    --inspect "Mein Bruder hat letzte Woche ein neues Rad gekauft." --screenshot $OUT/inspect.png
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DOC=$TMP/holiday.txt
@@ -28,4 +31,4 @@ printf '%s\n' "The weather is nice today." "We are going to the lake." "" \
     "My sister reads a book in the garden." "The children are playing with the dog." "" \
     "Where is the nearest train station?" > "$DOC"
 "$APP" gui -m "$MODEL" --theme light --translate-file "$DOC" --screenshot $OUT/translate-file.png
-ls -l $OUT/translate.png $OUT/focus.png $OUT/translate-dark.png $OUT/translate-file.png
+ls -l $OUT/translate.png $OUT/focus.png $OUT/translate-dark.png $OUT/translate-file.png $OUT/inspect.png

@@ -181,3 +181,58 @@ def test_colours_read_in_both_themes(qtbot, window) -> None:
     html = box.view.tokens.toHtml().lower()
     assert any(fill in html for fill in DARK_BANDS) and not any(fill in html for fill in LIGHT_BANDS)
     assert box.view.legend.colours() == list(DARK_BANDS)
+
+
+# -- `nmt-desktop gui --text SOURCE --inspect TRANSLATION --screenshot FILE.png` ------------------------------
+
+
+@pytest.fixture
+def app_dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))
+    return tmp_path
+
+
+def test_screenshot_of_an_inspected_translation(monkeypatch, app_dirs, tiny_model_dir) -> None:
+    from PySide6.QtGui import QImage
+
+    from nmt_desktop.cli.main import main as cli_main
+    from nmt_desktop.gui import screenshot
+
+    seen: dict = {}
+    real = screenshot.inspect
+
+    def spy(window, translation) -> None:
+        real(window, translation)
+        box, panel = window.translate_panel.inspect_box, window.translate_panel
+        seen.update(result=box.result, editor=box.editor.toPlainText(), pieces=box.view.pieces,
+                    text=box.view.tokens.toPlainText(), shown=panel.view.status_label.text(),
+                    rows=panel.view.painted_rows(), analysis=window.analysis_panel.translation)
+
+    monkeypatch.setattr(screenshot, "inspect", spy)
+    out = app_dirs / "inspect.png"
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", SOURCE, "--inspect", "rot hund rennt",
+                     "--screenshot", str(out)]) == 0
+    result = seen["result"]
+    assert seen["editor"] == "rot hund rennt" and seen["pieces"] == display_pieces(result.given.best.tokens)
+    marks = disagreements(result.given.best)
+    assert marks and all(model_choice(d) in seen["text"] for d in marks)  # a disagreement is marked
+    assert seen["shown"] == f"Showing {GIVEN}" and seen["rows"] == len(result.given.best.tokens)
+    assert seen["analysis"] is result.given
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() >= 800 and image.height() >= 500
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["--inspect", "rot"], 2, "--inspect needs --text TEXT"),
+    (["--text", SOURCE, "--inspect", " "], 1, "Cannot inspect: your translation is empty"),
+    (["--text", SOURCE, "--inspect", "rot " * 200], 1, "has 200 tokens but this model scores at most"),
+])
+def test_screenshot_errors_are_one_line(args, code, message, capsys, app_dirs, tiny_model_dir) -> None:
+    from nmt_desktop.cli.main import main as cli_main
+
+    out = app_dirs / "x.png"
+    assert cli_main(["gui", "-m", str(tiny_model_dir), *args, "--screenshot", str(out)]) == code
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("nmt-desktop: error: ") and message in err[0], err
+    assert not out.exists()

@@ -154,7 +154,7 @@ class InspectView(QWidget):
         self.tokens = QTextBrowser()
         self.tokens.setOpenLinks(False)
         self.tokens.setOpenExternalLinks(False)
-        self.tokens.setPlaceholderText("Inspect a translation to see how probable each of its tokens is to the model.")
+        self.tokens.setPlaceholderText("The inspected tokens appear here.")
         self.tokens.setMinimumHeight(64)
         self.tokens.highlighted.connect(lambda url: self._emit(self.tokenHovered, url))
         self.tokens.anchorClicked.connect(lambda url: self._emit(self.tokenClicked, url))
