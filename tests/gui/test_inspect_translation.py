@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from nmt_desktop.core.analysis.words import display_pieces  # noqa: E402
+from nmt_desktop.core.analysis.words import display_pieces, words_of  # noqa: E402
 from nmt_desktop.core.decoding.scoring import disagreements  # noqa: E402
 from nmt_desktop.gui import theme  # noqa: E402
 from nmt_desktop.gui.shortcuts import shortcut_rows  # noqa: E402
@@ -101,6 +101,12 @@ def test_inspecting_a_changed_translation(qtbot, window) -> None:
     # the Analysis tab received the scored translation
     assert analysis.translation is result.given
     assert analysis.title.text().startswith("Your translation (inspected):")
+    assert analysis.alignment.translation is result.given  # the Alignments view links its words
+    window.show_tab("analysis")
+    analysis.tabs.setCurrentWidget(analysis.alignment)
+    qtbot.waitUntil(lambda: bool(analysis.alignment.links), timeout=TIMEOUT_MS)
+    assert max(j for _, j in analysis.alignment.links) < len(words_of(result.given.best.tokens))
+    window.show_tab("translate")
 
     # the Alternatives tab shows the first disagreement; hovering a token lists the model's alternatives there
     assert panel.alternatives_view.step.index == marks[0].index

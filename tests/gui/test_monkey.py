@@ -54,7 +54,7 @@ HEARTBEAT_MS = 20
 # run on a busy machine.
 KNOWN_STALLS = {"theme": 1.0}
 CORE_ACTIONS = {"type", "paste", "translate", "stop", "decode_mode", "switch_tab", "attention_view", "focus",
-                "analysis_job", "export", "switch_model", "train"}
+                "analysis_job", "export", "switch_model", "train", "inspect"}
 TEXTS = ["", " ", "\n\n", "red cat runs", "big dog eats small bird",
          "Grüße aus Köln — ½ € 日本語 Ελληνικά",
          "🙂🚀👍🏽 red 🐈", "red cat.\nblue dog sleeps.\n\nsun", "x" * 300, "\t\u200b\u00a0",
@@ -109,7 +109,7 @@ class Monkey:
             ("attention_view", 5, self.attention_view), ("focus", 4, self.focus), ("select", 4, self.select),
             ("analysis_job", 5, self.analysis_job), ("export", 3, self.export), ("switch_model", 1, self.switch_model),
             ("train", 1, self.train), ("theme", 1, self.theme), ("colormap", 1, self.colormap),
-            ("poke", 6, self.poke), ("dialog", 1, self.dialog),
+            ("poke", 6, self.poke), ("dialog", 1, self.dialog), ("inspect", 3, self.inspect),
             ("wait_idle", 2, self.wait_idle),
         ]
 
@@ -160,6 +160,19 @@ class Monkey:
             self.panel.translate_button.click()
         else:
             self.w.menus.actions["translate"].trigger()
+        return True
+
+    def inspect(self) -> bool:
+        """Your translation (the model's, or any text, long ones too) inspected by the button or Ctrl+I's action."""
+        box = self.panel.inspect_box
+        if self.rng.random() < 0.5:
+            box.use_model_translation()
+        else:
+            box.editor.setPlainText(self.text())
+        if self.rng.random() < 0.5:
+            box.inspect_button.click()
+        else:
+            self.w.menus.actions["inspect"].trigger()
         return True
 
     def stop(self) -> bool:
