@@ -26,12 +26,17 @@ def probe_tsv(tmp_path_factory) -> Path:
 
 
 def test_translate_prefix_and_align(tiny_model_dir: Path, capsys) -> None:
-    code, out, _ = run(capsys, "translate", "-m", str(tiny_model_dir), "--json", "--align", "--prefix", "hund",
-                       "red cat runs")
-    assert code == 0
-    obj = json.loads(out)
-    assert obj["translation"].startswith("hund")
-    assert parse_pharaoh(obj["alignment"]) == {(0, 0), (1, 1), (2, 2)}
+    # the old reading (last layer, attention where a token is predicted, argmax) links the forced "hund" to
+    # "red" by position; the model's default reading (issue 23) need not link a word the model did not choose
+    old = ("--align-reading", "predict", "--align-layer", "L2", "--align-method", "argmax")
+    for flags, expected in ((old, {(0, 0), (1, 1), (2, 2)}), ((), None)):
+        code, out, _ = run(capsys, "translate", "-m", str(tiny_model_dir), "--json", "--align", "--prefix", "hund",
+                           *flags, "red cat runs")
+        assert code == 0
+        obj = json.loads(out)
+        assert obj["translation"].startswith("hund")
+        links = parse_pharaoh(obj["alignment"])
+        assert links == expected if expected else {(1, 1), (2, 2)} <= links <= {(0, 0), (1, 1), (2, 2)}, flags
     code, out, _ = run(capsys, "translate", "-m", str(tiny_model_dir), "--align", "--align-layer", "L1",
                        "--align-method", "threshold", "--align-threshold", "0.2", "red cat runs")
     assert code == 0
@@ -40,16 +45,22 @@ def test_translate_prefix_and_align(tiny_model_dir: Path, capsys) -> None:
 
 
 def test_align_layer_counts_from_1(tiny_model_dir: Path, tiny_translator, capsys) -> None:
-    """--align-layer L1 is the first decoder layer (index 0); the last one is the default."""
-    from nmt_desktop.core.analysis.heads import align_words, to_pharaoh
+    """--align-layer L1 is the first decoder layer (index 0), the attention the model's default reading reads
+    or mixes in; without it, the model's default reading (issue 23: was the last layer)."""
+    from dataclasses import replace
+
+    from nmt_desktop.core.analysis.alignment import align, default_method
+    from nmt_desktop.core.analysis.heads import to_pharaoh
     from nmt_desktop.core.config import DecodeConfig
 
     translation = tiny_translator.translate("red cat runs big dog", DecodeConfig(attention=True))
+    default = replace(default_method({}, 2), decision="threshold", threshold=0.2)
     args = ["translate", "-m", str(tiny_model_dir), "--align", "--align-method", "threshold", "--align-threshold",
             "0.2", "red cat runs big dog"]
-    for flag, layer in ((["--align-layer", "L1"], 0), (["--align-layer", "l2"], 1), ([], -1)):
+    for flag, method in ((["--align-layer", "L1"], replace(default, layer=0, heads=None)),
+                         (["--align-layer", "l2"], replace(default, layer=1, heads=None)), ([], default)):
         code, out, _ = run(capsys, *args, *flag)
-        expected = to_pharaoh(align_words(translation, layer=layer, method="threshold", threshold=0.2))
+        expected = to_pharaoh(align(translation, method, translator=tiny_translator))
         assert code == 0 and out.rstrip("\n").split("\t")[1] == expected, flag
 
 

@@ -8,16 +8,20 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from nmt_desktop.core.analysis.head_names import (HeadNameError, HeadRef, Want, check_head_refs, parse_head_ref,
                                                  parse_head_refs)
 
 __all__ = ["PROG", "DEFAULT_BATCH_SIZE", "MODEL_HELP", "HUB_NOTE", "CLIError", "UsageError", "resolve_model",
-           "set_threads", "naming_model", "int_at_least", "positive_int", "non_negative_int", "head_names", "head_name",
-           "checked_heads", "one_line", "print_error", "utf8_stdout", "fix_arg"]
+           "set_threads", "naming_model", "BACKENDS", "add_target_lang_option", "add_running_options", "load_translator",
+           "choose_target_language", "int_at_least", "positive_int", "non_negative_int", "head_names", "head_name",
+           "checked_heads", "align_method", "one_line", "print_error", "utf8_stdout", "fix_arg", "stdin_lines", "batches", "Progress"]
 
 PROG = "nmt-desktop"
+# core/decoding/backend_choice.BACKENDS, spelt out so that --help does not import torch (a test keeps them equal)
+BACKENDS = ("auto", "reference", "python", "compiled")
+PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
 DEFAULT_BATCH_SIZE = 16  # sentences translated together by `translate` and `heads`
 MODEL_HELP = ("model folder or .zip, a training run's folder (its best model), or the name of an installed model "
               "(required)")  # -m of translate, info, heads
@@ -76,6 +80,52 @@ def set_threads(n: int | None) -> None:
         pass
 
 
+def add_target_lang_option(p: argparse.ArgumentParser) -> None:
+    """--target-lang of the commands that run a model."""
+    p.add_argument("--target-lang", metavar="CODE",
+                   help="multilingual models (e.g. OPUS-MT en-ROMANCE): the target language, as fra or >>fra<<; "
+                        "its token starts every input that does not start with one ('info' lists the codes)")
+
+
+def add_running_options(p: argparse.ArgumentParser, batched: str) -> None:
+    """The "running" group of the commands that decode or score: --batch-size (`batched`: "stdin lines
+    translated"), --threads, --int8, --backend."""
+    r = p.add_argument_group("running")
+    r.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"{batched} together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
+    r.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads for torch")
+    r.add_argument("--int8", action="store_true",
+                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
+    r.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="where decoding runs: compiled (the C++ step), python (the same step in torch) or reference "
+                        "(the model's own layers, which --ablate always uses); auto takes compiled where it applies, "
+                        "else python, and NMT_DESKTOP_BACKEND can name one (default auto)")
+
+
+def load_translator(model: str | None, args: argparse.Namespace, target_lang: str | None = None) -> Any:
+    """The Translator for `-m MODEL` with add_running_options' --int8/--backend (threads set first) and
+    `target_lang` (--target-lang; a code the model lacks is a usage error)."""
+    model_path = resolve_model(model)
+    set_threads(args.threads)
+    from nmt_desktop.core.decoding.translator import Translator
+
+    with naming_model(model_path):
+        translator = Translator.load(model_path, int8=args.int8, backend=args.backend)
+    if target_lang is not None:
+        choose_target_language(translator, fix_arg(target_lang))
+    return translator
+
+
+def choose_target_language(translator: Any, code: str) -> None:
+    """Set --target-lang on the translator; a model without that code is a usage error."""
+    from nmt_desktop.core.decoding.translator import TargetLanguageError
+
+    try:
+        translator.target_language = translator.language_token(code)
+    except TargetLanguageError as exc:
+        raise UsageError(f"--target-lang: {exc}") from None
+
+
 # --- argparse types ------------------------------------------------------------------------------
 
 def int_at_least(minimum: int, what: str) -> Callable[[str], int]:
@@ -126,6 +176,39 @@ def checked_heads(refs: Sequence[HeadRef], flag: str, layers: int, heads: int) -
         raise UsageError(str(exc)) from None
 
 
+def align_method(translator: Any, reading: str | None = None, layer: tuple[str, HeadRef] | None = None,
+                 heads: tuple[str, Sequence[HeadRef]] | None = None, decision: str | None = None,
+                 threshold: float | None = None) -> Any:
+    """The model's default alignment reading (`alignment.default_method`) with the options given (None:
+    the default's). layer / heads: (flag, refs) as parsed, checked against the model, for the attention the
+    reading reads or mixes in; a layer averages its heads. UsageError for a layer or head the model lacks,
+    or for a reading that reads no attention."""
+    import dataclasses
+
+    from nmt_desktop.core.analysis.alignment import default_method
+
+    layers, n_heads = translator.config.decoder_layers, translator.config.n_heads
+    method = default_method(translator.card, layers)
+    changes: dict[str, Any] = {}
+    if layer is not None:
+        checked_heads([layer[1]], layer[0], layers, n_heads)
+        changes.update(layer=layer[1].layer, heads=None)
+    if heads is not None:
+        checked_heads(heads[1], heads[0], layers, n_heads)
+        from nmt_desktop.core.analysis.head_names import expand_heads
+
+        changes["heads"] = tuple(expand_heads(heads[1], n_heads))
+    for name, value in (("reading", reading), ("decision", decision), ("threshold", threshold)):
+        if value is not None:
+            changes[name] = value
+    chosen = dataclasses.replace(method, **changes)
+    if (layer or heads) and not (chosen.uses_attention or getattr(chosen, "attention_weight", 0)):
+        flag = (layer or heads)[0]  # type: ignore[index]
+        raise UsageError(f"{flag} applies only to readings that use attention (shift, predict, or {chosen.reading} "
+                         "with attention mixed in); this one reads none")
+    return chosen
+
+
 # --- console text --------------------------------------------------------------------------------
 
 def one_line(text: str) -> str:
@@ -152,3 +235,50 @@ def fix_arg(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeError:
         return text.encode("utf-8", "replace").decode("utf-8")
+
+
+# --- input lines and progress --------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def stdin_lines(stream: BinaryIO) -> Iterator[str]:
+    """Lines of a byte stream as text: UTF-8 (bad bytes replaced), only the trailing newline removed."""
+    for raw in stream:
+        if raw.endswith(b"\r\n"):
+            raw = raw[:-2]
+        elif raw.endswith(b"\n"):
+            raw = raw[:-1]
+        yield raw.decode("utf-8", errors="replace")
+
+
+def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one shorter), read lazily (stdin keeps streaming)."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class Progress:
+    """A tqdm bar on stderr, shown only on a terminal and only once enough lines were done."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.count, self.bar = enabled, 0, None
+
+    def update(self, n: int) -> None:
+        self.count += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled and self.count > PROGRESS_MIN_LINES:
+            from tqdm import tqdm
+
+            self.bar = tqdm(initial=self.count, unit="line", file=sys.stderr, leave=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,7 +1,8 @@
 """The `translate` command: text from arguments or stdin, one output line (or JSON object) per input.
 
 Options map onto `DecodeConfig` (search), `Translator.load` (running) and the analysis helpers in
-core/analysis/heads.py (`--ablate`, `--align`); one bad input is reported on stderr and the rest go on.
+core/analysis/ (`--ablate`: heads.py; `--align`: alignment.py, the model's default reading); one bad
+input is reported on stderr and the rest go on.
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, Iterable
 
-from nmt_desktop.cli.common import (DEFAULT_BATCH_SIZE, MODEL_HELP, CLIError, UsageError, checked_heads, fix_arg,
-                                    head_name, head_names, naming_model, positive_int, print_error, resolve_model,
-                                    set_threads, utf8_stdout)
+from nmt_desktop.cli.common import (BACKENDS, MODEL_HELP, CLIError, Progress, UsageError, add_running_options,
+                                    add_target_lang_option, align_method, batches, checked_heads, fix_arg, head_name,
+                                    head_names, load_translator, print_error, stdin_lines, utf8_stdout)
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
-PROGRESS_MIN_LINES = 50  # show a progress bar (stderr is a terminal) once this many lines are done
 _DECODE_DEFAULTS = DecodeConfig()
-# core/decoding/backend_choice.BACKENDS, spelt out so that --help does not import torch (a test keeps them equal)
-BACKENDS = ("auto", "reference", "python", "compiled")
+# core/analysis/alignment.READINGS, spelt out so that --help imports no numpy (tests keep them equal)
+ALIGN_READINGS = ("masking", "shift", "predict")
+__all__ = ["BACKENDS", "add_parser", "decode_config", "run"]  # BACKENDS: tests check it against the core's
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -33,9 +34,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                     "use --json for the n-best list, tokens, scores and attention.")
     p.add_argument("-m", "--model", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("text", nargs="*", metavar="TEXT", help="inputs to translate (default: read stdin)")
-    p.add_argument("--target-lang", metavar="CODE",
-                   help="multilingual models (e.g. OPUS-MT en-ROMANCE): the target language, as fra or >>fra<<; "
-                        "its token starts every input that does not start with one ('info' lists the codes)")
+    add_target_lang_option(p)
     g = p.add_argument_group("search")
     g.add_argument("--beam", type=int, default=d.beam_size, metavar="N",
                    help=f"beam size; 1 = greedy (default {d.beam_size})")
@@ -56,20 +55,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     g.add_argument("--max-len-a", type=float, default=d.max_len_a, metavar="A",
                    help=f"max target tokens = A * source tokens + B (default A={d.max_len_a})")
     g.add_argument("--max-len-b", type=int, default=d.max_len_b, metavar="B", help=f"(default B={d.max_len_b})")
-    r = p.add_argument_group("running")
-    r.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
-                   help=f"stdin lines translated together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
-    r.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads for torch")
-    r.add_argument("--int8", action="store_true",
-                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
-    r.add_argument("--backend", choices=BACKENDS, default="auto",
-                   help="where decoding runs: compiled (the C++ step), python (the same step in torch) or reference "
-                        "(the model's own layers, which --ablate always uses); auto takes compiled where it applies, "
-                        "else python, and NMT_DESKTOP_BACKEND can name one (default auto)")
+    add_running_options(p, "stdin lines translated")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true",
-                   help="one JSON object per input (one line each); its attention is indexed from 0: "
-                        "[layer][head][target][source], so L3 H2 is attention[2][1]")
+                   help="one JSON object per input (one line each), each hypothesis with its token_logprobs; its "
+                        "attention is indexed from 0: [layer][head][target][source], so L3 H2 is attention[2][1]")
     o.add_argument("--no-attention", action="store_true",
                    help="do not compute attention (faster; omits 'attention' from --json)")
     o.add_argument("--attention-out", metavar="FILE.npz",
@@ -85,12 +75,18 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                    help="word alignment from cross-attention in Pharaoh format ('i-j': source word i, target word "
                         "j, 0-based): an 'alignment' field with --json, else TRANSLATION<TAB>ALIGNMENT")
     a.add_argument("--align-layer", type=head_name("--align-layer", "layer"), default=None, metavar="L3",
-                   help="decoder layer whose heads are averaged for --align, counted from 1 like L3 "
-                        "(default: the last)")
-    a.add_argument("--align-method", choices=("argmax", "threshold"), default="argmax",
-                   help="link each target word to its most attended source word, or every pair >= "
-                        "--align-threshold (default argmax)")
-    a.add_argument("--align-threshold", type=float, default=0.3, metavar="X",
+                   help="decoder layer whose heads are averaged for the attention --align reads (or mixes in), "
+                        "counted from 1 like L3 (default: the model's alignment reading, which 'align --help' "
+                        "states)")
+    a.add_argument("--align-reading", choices=ALIGN_READINGS, default=None,
+                   help="masking: how much a target word's probability drops when a source word is hidden; shift: "
+                        "its attention where its token is consumed as decoder input; predict: where it is "
+                        "predicted (default: the model's)")
+    a.add_argument("--align-method", choices=("argmax", "mutual", "threshold"), default=None,
+                   help="link each target word to its best source word (argmax), only words that are each "
+                        "other's best (mutual), or every pair whose evidence >= --align-threshold (default: the "
+                        "model's)")
+    a.add_argument("--align-threshold", type=float, default=None, metavar="X",
                    help="word attention needed for a link with --align-method threshold (default 0.3)")
     return p
 
@@ -107,8 +103,10 @@ def decode_config(args: argparse.Namespace) -> DecodeConfig:
         raise UsageError("--attention-out needs attention: drop --no-attention")
     if args.no_attention and args.align:
         raise UsageError("--align needs attention: drop --no-attention")
-    if args.align_layer is not None and not args.align:
-        raise UsageError("--align-layer applies only with --align")
+    for flag, value in (("--align-layer", args.align_layer), ("--align-reading", args.align_reading),
+                        ("--align-method", args.align_method), ("--align-threshold", args.align_threshold)):
+        if value is not None and not args.align:
+            raise UsageError(f"{flag} applies only with --align")
     d = _DECODE_DEFAULTS
     need_attention = not args.no_attention and (args.json or args.attention_out is not None or args.align)
     try:
@@ -121,47 +119,6 @@ def decode_config(args: argparse.Namespace) -> DecodeConfig:
             attention=need_attention, alternatives=0)  # --json does not report alternatives
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-
-
-def _stdin_lines(stream: BinaryIO) -> Iterator[str]:
-    """Lines of a byte stream as text: UTF-8 (bad bytes replaced), only the trailing newline removed."""
-    for raw in stream:
-        if raw.endswith(b"\r\n"):
-            raw = raw[:-2]
-        elif raw.endswith(b"\n"):
-            raw = raw[:-1]
-        yield raw.decode("utf-8", errors="replace")
-
-
-def _batches(items: Iterable[str], size: int) -> Iterator[list[str]]:
-    batch: list[str] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-class _Progress:
-    """A tqdm bar on stderr, shown only on a terminal and only once enough lines were done."""
-
-    def __init__(self, enabled: bool):
-        self.enabled, self.count, self.bar = enabled, 0, None
-
-    def update(self, n: int) -> None:
-        self.count += n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif self.enabled and self.count > PROGRESS_MIN_LINES:
-            from tqdm import tqdm
-
-            self.bar = tqdm(initial=self.count, unit="line", file=sys.stderr, leave=False)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
@@ -185,16 +142,24 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
     return results
 
 
-def _alignment(translator: Any, translation: Any, args: argparse.Namespace) -> str | None:
+def _alignment(translator: Any, translation: Any, method: Any) -> str | None:
     """The --align Pharaoh string of a translation; "" for an empty one, None for a split input."""
-    from nmt_desktop.core.analysis.heads import align_words, to_pharaoh
+    from nmt_desktop.core.analysis.alignment import align
+    from nmt_desktop.core.analysis.heads import to_pharaoh
 
     if translation.attention is None:
         return "" if not translation.target_ids and not translation.segments else None
-    layer = -1 if args.align_layer is None else args.align_layer.layer  # -1: the last layer
-    links = align_words(translation, layer=layer, method=args.align_method, threshold=args.align_threshold,
-                        continuing_prefix=translator.tokenizers.source.continuing_prefix)
-    return to_pharaoh(links)
+    return to_pharaoh(align(translation, method, continuing_prefix=translator.tokenizers.source.continuing_prefix,
+                            translator=translator))
+
+
+def _add_token_logprobs(out: dict[str, Any], translation: Any) -> None:
+    """Each hypothesis' per-token log-probabilities in the --json object (`score` reports a given
+    translation's the same way), segments of a split input included."""
+    for entry, hyp in zip(out["nbest"], translation.nbest):
+        entry["token_logprobs"] = [round(float(x), 6) for x in hyp.token_logprobs]
+    for entry, segment in zip(out.get("segments", []), translation.segments):
+        _add_token_logprobs(entry, segment)
 
 
 def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace,
@@ -203,6 +168,7 @@ def _output_line(text: str, translation: Any | None, error: str | None, args: ar
         if translation is None:
             return json.dumps({"source": text, "error": error}, ensure_ascii=False)
         out = translation.to_json(attention=not args.no_attention)
+        _add_token_logprobs(out, translation)
         if args.align:
             out["alignment"] = alignment
         return json.dumps(out, ensure_ascii=False)
@@ -242,33 +208,17 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _choose_target_language(translator: Any, code: str) -> None:
-    """Set --target-lang on the translator; a model without that code is a usage error."""
-    from nmt_desktop.core.decoding.translator import TargetLanguageError
-
-    try:
-        translator.target_language = translator.language_token(code)
-    except TargetLanguageError as exc:
-        raise UsageError(f"--target-lang: {exc}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     cfg = decode_config(args)
-    model_path = resolve_model(args.model)
     attention_out = None if args.attention_out is None else Path(args.attention_out)
     if attention_out is not None and not attention_out.parent.is_dir():
         raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
-    set_threads(args.threads)
-
-    from nmt_desktop.core.decoding.translator import Translator
-
-    with naming_model(model_path):
-        translator = Translator.load(model_path, int8=args.int8, backend=args.backend)
-    if args.target_lang is not None:
-        _choose_target_language(translator, fix_arg(args.target_lang))
+    translator = load_translator(args.model, args, args.target_lang)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
-    if args.align_layer is not None:
-        checked_heads([args.align_layer], "--align-layer", layers, heads)
+    method = None
+    if args.align:
+        method = align_method(translator, args.align_reading, args.align_layer and ("--align-layer", args.align_layer),
+                              decision=args.align_method, threshold=args.align_threshold)
     options: dict[str, Any] = {}
     if args.prefix is not None:
         options["prefix_text"] = fix_arg(args.prefix)
@@ -283,25 +233,25 @@ def run(args: argparse.Namespace) -> int:
     if args.text:
         inputs: Iterable[str] = [fix_arg(t) for t in args.text]
         batch_size, what = args.batch_size, "input"
-        progress = _Progress(False)
+        progress = Progress(False)
     else:
         interactive = sys.stdin.isatty()
-        inputs = _stdin_lines(sys.stdin.buffer)
+        inputs = stdin_lines(sys.stdin.buffer)
         batch_size, what = (1 if interactive else args.batch_size), "input line"
-        progress = _Progress(sys.stderr.isatty() and not interactive)
+        progress = Progress(sys.stderr.isatty() and not interactive)
 
     failures = 0
     arrays: dict[str, Any] = {}
     index = 0
     try:
-        for batch in _batches(inputs, batch_size):
+        for batch in batches(inputs, batch_size):
             results = _translate_inputs(translator, batch, cfg, batch_size, **options)
             for text, (translation, error) in zip(batch, results):
                 if error is not None:
                     failures += 1
                     sys.stdout.flush()
                     print_error(f"{what} {index + 1}: {error}")
-                alignment = _alignment(translator, translation, args) if args.align and translation else None
+                alignment = _alignment(translator, translation, method) if args.align and translation else None
                 sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
                 if attention_out is not None:
                     arrays.update(_attention_arrays(index, translation, layers, heads))
