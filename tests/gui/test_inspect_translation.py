@@ -242,3 +242,19 @@ def test_screenshot_errors_are_one_line(args, code, message, capsys, app_dirs, t
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("nmt-desktop: error: ") and message in err[0], err
     assert not out.exists()
+
+
+def test_ctrl_enter_in_the_box_inspects_and_does_not_translate(qtbot, window) -> None:
+    from PySide6.QtCore import Qt
+
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    panel.source.setPlainText(SOURCE)
+    box.editor.setPlainText("rot hund rennt")
+    window.activateWindow()
+    box.editor.setFocus()
+    qtbot.waitUntil(box.editor.hasFocus)
+    started: list[int] = []
+    panel.translationStarted.connect(started.append)
+    with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS):
+        qtbot.keyClick(box.editor, Qt.Key_Return, Qt.ControlModifier)
+    assert not started and box.editor.toPlainText() == "rot hund rennt"  # no line break typed either

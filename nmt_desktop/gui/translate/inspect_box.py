@@ -6,15 +6,16 @@ how probable each token is, where the model would have said something else, whic
 token attends to. The result is an ordinary `Translation`, so the Translate tab's attention grid and
 focus view and the Analysis tab show it through the code path a finished translation takes
 (`showTranslation`); the "Show" button beside each sentence score switches them between yours and the
-model's own translation, scored the same way. A refused or failed scoring is one sentence in the pane's status line (and `failed` for the
-window's error box); the GUI thread never waits for the model.
+model's own translation, scored the same way. A refused or failed scoring is one sentence in the pane's
+status line (and `failed` for the window's error box); the GUI thread never waits for the model.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from nmt_desktop.core.config import DecodeConfig
@@ -48,6 +49,17 @@ def score_pair(translator: Translator, source: str, target: str, model_ids: Sequ
     return InspectResult(given, model, how)
 
 
+class TranslationEdit(SourceEdit):
+    """"Your translation": Ctrl+Enter inspects here, before the window's Translate shortcut can take it."""
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.ShortcutOverride and isinstance(event, QKeyEvent) \
+                and event.key() in (Qt.Key_Return, Qt.Key_Enter) and event.modifiers() & Qt.ControlModifier:
+            event.accept()  # delivered to keyPressEvent as a key press: `submitted`
+            return True
+        return super().event(event)
+
+
 class InspectBox(JobView):
     """The pane: `editor`, `use_model_button`, `inspect_button`, `status` and `view` (InspectView: the
     result, its legend and the "Show" buttons). `bind(panel)` connects it to the Translate panel it reads
@@ -66,7 +78,7 @@ class InspectBox(JobView):
         self.shown = ""  # GIVEN or MODEL once a result is shown
         self.title = QLabel("Your translation")
         self.title.setObjectName("paneTitle")
-        self.editor = SourceEdit()  # Ctrl+Enter inspects
+        self.editor = TranslationEdit()  # Ctrl+Enter inspects
         self.editor.setPlaceholderText("Type or paste a translation of your own (a reference, a draft), or use "
                                        "the model's and edit it…")
         self.editor.setMinimumHeight(44)
@@ -74,8 +86,9 @@ class InspectBox(JobView):
         self.use_model_button = QPushButton("Use model's translation")
         self.use_model_button.setToolTip("Copy the model's translation into this box, to edit it")
         self.inspect_button = QPushButton("Inspect this translation")
-        self.inspect_button.setToolTip("Score this translation of the source with the model (Ctrl+I): each token's "
-                                       "probability, where the model would choose otherwise, and its attention")
+        self.inspect_button.setToolTip("Score this translation of the source with the model (Ctrl+I, or Ctrl+Enter in "
+                                       "the box): each token's probability, where the model would choose otherwise, "
+                                       "and its attention")
         self.status = QLabel("")
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
