@@ -146,6 +146,7 @@ class ModelLoader(QObject):
             path = str(resolve_model_path(path))  # a training run's folder opens its best model (logged)
             loaded = load_model(path)
             translator = Translator(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
+            translator.card = dict(loaded.card)  # as Translator.load: its alignment reading, for core callers
             cfg = loaded.config
             info = ModelInfo(Path(loaded.path), loaded.name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
                              cfg.decoder_layers, cfg.n_heads, dict(loaded.card), int8)
