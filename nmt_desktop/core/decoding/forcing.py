@@ -22,7 +22,7 @@ import torch
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backend import StepBackend
 from nmt_desktop.core.decoding.backend_choice import choose_backend
-from nmt_desktop.core.decoding.search import BatchStep, _attn, _prepare
+from nmt_desktop.core.decoding.search import BatchStep, _attn, _prepare, keep_rows
 from nmt_desktop.core.decoding.selection import chosen_and_alternatives, log_probs
 from nmt_desktop.core.model.transformer import Transformer
 
@@ -70,10 +70,5 @@ def forced_steps(model: Transformer, src: torch.Tensor, targets: Sequence[Sequen
         keep = [i for i, row in enumerate(alive) if index + 1 < len(rows[row])]
         if not keep:
             break
-        if len(keep) < len(alive):
-            keep_t = torch.tensor(keep, device=src.device)
-            with torch.inference_mode():
-                backend.reorder(state, keep_t)
-            tokens = tokens.index_select(0, keep_t)
-            alive = [alive[i] for i in keep]
+        tokens, alive = keep_rows(backend, state, tokens, alive, keep)
     return enc_attn

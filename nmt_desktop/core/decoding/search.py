@@ -181,13 +181,20 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix:
                 if t != eos and index + 1 < max_lens[row]]
         if not keep:
             break
-        if len(keep) < len(alive):
-            keep_t = torch.tensor(keep, device=src.device)
-            with torch.inference_mode():
-                backend.reorder(state, keep_t)
-            tokens = tokens.index_select(0, keep_t)
-            alive = [alive[i] for i in keep]
+        tokens, alive = keep_rows(backend, state, tokens, alive, keep)
     return enc_attn
+
+
+def keep_rows(backend: StepBackend, state: DecoderState, tokens: Tensor, alive: list[int], keep: list[int]
+              ) -> tuple[Tensor, list[int]]:
+    """Drop the finished rows of a greedy-like search: keep positions `keep` of the state, the next tokens
+    (R,) and the batch indices `alive`; returns the new tokens and `alive`."""
+    if len(keep) == len(alive):
+        return tokens, alive
+    keep_t = torch.tensor(keep, device=tokens.device)
+    with torch.inference_mode():
+        backend.reorder(state, keep_t)
+    return tokens.index_select(0, keep_t), [alive[i] for i in keep]
 
 
 def collect_greedy(steps: Iterator[BatchStep], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hyp]:
