@@ -37,8 +37,12 @@ def read_set(prefix: str, gold_path: str | None = None) -> tuple[list[str], list
     return src, tgt, [al.parse_gold(g, f"{gold_path} line {n}") for n, g in enumerate(gold_lines, 1)]
 
 
+BEST = al.BEST_METHOD
+
+
 def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
-    """(label, method): every attention reading per layer and all layers, with and without the priors, then masking."""
+    """(label, method): every attention reading per layer and all layers, with and without the prior and identical
+    words (at the default's strength), then masking alone and with attention."""
     out = []
     plain = dict(prior=0.0, identical=False)
     for reading in al.ATTENTION_READINGS:
@@ -48,14 +52,14 @@ def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
                 where = "all" if layer is None else f"L{layer + 1}"
                 out.append((f"{reading} | {where} | {decision}", base))
                 out.append((f"{reading} | {where} | {decision} + prior + identical",
-                            replace(base, prior=3.0, identical=True)))
+                            replace(base, prior=BEST.prior, identical=True)))
     for decision in ("argmax", "mutual"):
         base = al.AlignMethod(reading="masking", decision=decision, attention_weight=0.0, **plain)
         out.append((f"masking | - | {decision}", base))
-        out.append((f"masking | - | {decision} + prior", replace(base, prior=3.0)))
-        out.append((f"masking | - | {decision} + prior + identical", replace(base, prior=3.0, identical=True)))
+        out.append((f"masking | - | {decision} + prior", replace(base, prior=BEST.prior)))
+        out.append((f"masking | - | {decision} + prior + identical", replace(base, prior=BEST.prior, identical=True)))
         out.append((f"masking + attention | all | {decision} + prior + identical",
-                    replace(base, prior=3.0, identical=True, attention_weight=1.0)))
+                    replace(base, prior=BEST.prior, identical=True, attention_weight=BEST.attention_weight)))
     return out
 
 
