@@ -60,8 +60,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p = sub.add_parser(
         "align", parents=[common], help="word alignments of given sentence pairs (Pharaoh links, like fast_align)",
         formatter_class=_Help, epilog=_EPILOG,
-        description="Word alignments read from the model's cross-attention while it reads each given pair (the "
-                    "target forced through the decoder). Words are the whitespace tokens of each side, as fast_align "
+        description="Word alignments from the model as it reads each given pair (the target forced through the "
+                    "decoder): by default how much each target word's probability drops when a source word is hidden, "
+                    "with its cross-attention; see the reading below. Words are the whitespace tokens of each side, as fast_align "
                     "and awesome-align count them; one line per pair in Pharaoh format ('0-0 1-2': source word i, "
                     "target word j, 0-based). A bad line is reported on stderr and gives an empty line in its place; "
                     "the exit status is 1 if any line failed.")
