@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 
+from nmt_desktop.core.analysis import alignment
 from nmt_desktop.core.analysis import heads as A
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.search import BeamState, beam_search
@@ -129,10 +131,11 @@ def test_rank_heads_deterministic_and_complete(tiny_translator, probe):
 def test_argmax_alignment_of_monotone_sentence(tiny_translator):
     tr = tiny_translator
     t = tr.translate(SENTENCE)
-    assert A.to_pharaoh(A.align_words(t)) == "0-0 1-1 2-2"
+    old = alignment.OLD_METHOD  # last layer's attention where a word is predicted, argmax
+    assert A.to_pharaoh(alignment.align(t, old)) == "0-0 1-1 2-2"
     prefix = tr.tokenizers.source.continuing_prefix  # None for byte-level BPE: the same words
-    assert A.to_pharaoh(A.align_words(t, continuing_prefix=prefix)) == "0-0 1-1 2-2"
-    assert A.align_words(t, method="threshold", threshold=0.3)
+    assert A.to_pharaoh(alignment.align(t, old, continuing_prefix=prefix)) == "0-0 1-1 2-2"
+    assert alignment.align(t, replace(old, decision="threshold", threshold=0.3))
 
 
 def test_pharaoh_round_trip():

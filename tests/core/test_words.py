@@ -12,7 +12,7 @@ import pytest
 import tokenizers
 from tokenizers import decoders, models, pre_tokenizers
 
-from nmt_desktop.core.analysis import heads
+from nmt_desktop.core.analysis import alignment
 from nmt_desktop.core.analysis.attention_data import AttentionData
 from nmt_desktop.core.analysis.words import (is_special, join_pieces, merge_attention, word_groups, word_ids,
                                              word_matrix, word_starts, words_of)
@@ -115,5 +115,5 @@ def test_heatmap_alignment_and_coverage_agree_on_the_words(tiny_translator):
     real_rows = [r for r, w in enumerate(merged.target_tokens) if not is_special(w)]
     real_cols = [c for c, w in enumerate(merged.source_tokens) if not is_special(w)]
     np.testing.assert_allclose(matrix, merged.weights.mean(axis=(0, 1))[np.ix_(real_rows, real_cols)], atol=1e-5)
-    links = heads.align_words(t)
+    links = alignment.align(t, alignment.OLD_METHOD)
     assert max(i for i, _ in links) < len(words_of(t.source_tokens))

@@ -8,7 +8,7 @@ addressed 0-based as (layer, head) of the decoder's cross-attention; people read
 - `head_stats` / `probe_head_stats`: per-head entropy, attention sinks, diagonality, coverage.
 - `ablation_mask` (zeroing, through `head_mask`), `head_means` + `HeadOverride` (mean ablation).
 - `rank_heads`: BLEU drop on a probe set when each head is zeroed, greedy and deterministic.
-- `align_words` / `to_pharaoh` / `parse_pharaoh`: word alignments from attention (words: see words.py).
+- `to_pharaoh` / `parse_pharaoh`: the Pharaoh format of word alignments (the alignments: alignment.py).
 - `coverage_warnings`: possible omissions and diffuse attention.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from nmt_desktop.core.analysis.head_names import head_name
-from nmt_desktop.core.analysis.words import join_word, real_words, word_matrix
+from nmt_desktop.core.analysis.words import join_word, real_words
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.tokenizer import WORD_START
 from nmt_desktop.core.model.transformer import HeadOverride
@@ -238,37 +238,6 @@ def rank_heads(translator: "Translator", pairs: Sequence[tuple[str, str]], max_s
 
 
 # --- word alignments -----------------------------------------------------------------------------
-
-def align_words(translation: "Translation", layer: int | None = -1, heads: Sequence[int] | None = None,
-                method: Literal["argmax", "threshold"] = "argmax", threshold: float = 0.3,
-                continuing_prefix: str | None = None) -> list[tuple[int, int]]:
-    """Word alignment links (source word i, target word j), 0-based, sorted.
-
-    Attention is the mean of `heads` (default all) of `layer` (default the last; None: all layers).
-    "argmax" links each target word to its most attended source word; "threshold" links every
-    pair whose word attention is >= threshold. Words are those of `words.word_ids` (special tokens
-    belong to none); `continuing_prefix`: a WordPiece vocabulary's "##".
-    """
-    attn = translation.attention
-    if attn is None:
-        raise ValueError("alignments need a translation decoded with attention")
-    if layer is not None and not -attn.shape[0] <= layer < attn.shape[0]:
-        raise ValueError(f"no decoder layer {layer}: the attention has {attn.shape[0]} layers")
-    a = attn if layer is None else attn[layer: layer + 1 if layer != -1 else None]  # (L', H, T, S)
-    if heads is not None:
-        a = a[:, list(heads)]
-    matrix = word_matrix(a.mean(axis=(0, 1)), translation.source_tokens, translation.target_tokens,
-                         continuing_prefix)  # (Wt, Ws)
-    if matrix.size == 0:
-        return []
-    if method == "argmax":
-        links = {(int(matrix[j].argmax()), j) for j in range(matrix.shape[0])}
-    elif method == "threshold":
-        links = {(int(i), int(j)) for j, i in zip(*np.nonzero(matrix >= threshold))}
-    else:
-        raise ValueError(f"unknown alignment method {method!r}: use argmax or threshold")
-    return sorted(links)
-
 
 def to_pharaoh(links: Sequence[tuple[int, int]]) -> str:
     """Links -> Pharaoh format "i-j i-j ..." (source word i, target word j), sorted."""
