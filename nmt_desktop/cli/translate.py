@@ -153,22 +153,12 @@ def _alignment(translator: Any, translation: Any, method: Any) -> str | None:
                             translator=translator))
 
 
-def _add_token_logprobs(out: dict[str, Any], translation: Any) -> None:
-    """Each hypothesis' per-token log-probabilities in the --json object (`score` reports a given
-    translation's the same way), segments of a split input included."""
-    for entry, hyp in zip(out["nbest"], translation.nbest):
-        entry["token_logprobs"] = [round(float(x), 6) for x in hyp.token_logprobs]
-    for entry, segment in zip(out.get("segments", []), translation.segments):
-        _add_token_logprobs(entry, segment)
-
-
 def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace,
                  alignment: str | None = None) -> str:
     if args.json:
         if translation is None:
             return json.dumps({"source": text, "error": error}, ensure_ascii=False)
         out = translation.to_json(attention=not args.no_attention)
-        _add_token_logprobs(out, translation)
         if args.align:
             out["alignment"] = alignment
         return json.dumps(out, ensure_ascii=False)

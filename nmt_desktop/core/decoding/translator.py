@@ -117,7 +117,8 @@ class Hypothesis:
         return out
 
     def to_json(self, attention: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"translation": self.text, "score": round(self.score, 6), "tokens": self.tokens}
+        out: dict[str, Any] = {"translation": self.text, "score": round(self.score, 6), "tokens": self.tokens,
+                               "token_logprobs": [round(float(x), 6) for x in self.token_logprobs]}
         if attention:
             out["attention"] = None if self.attention is None else np.round(self.attention.astype(np.float64), 5).tolist()
         return out
