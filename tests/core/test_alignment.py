@@ -35,8 +35,13 @@ def test_pieces_land_in_the_given_words():
     pieces = ["ch", "acun", "▁en", "▁lui", "▁", "-", "▁même", ".", "</s>"]
     words = "chacun en lui - même .".split()
     assert al.piece_word_ids(pieces, words) == [0, 0, 1, 2, 3, 3, 4, 5, None]
+    # a byte-level vocabulary shows the bytes of a split character as hex: they count as bytes of their word
+    assert al.piece_word_ids(["▁said", "▁", "<E2 80>", "<9C>", "▁he", "llo", "▁", "<F0>", "<9F>", "<98>", "<80>"],
+                             ["said", "“", "hello", "😀"]) == [0, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3]
+    # bytes that cannot match (an <unk>, a normalised ligature): the pieces' own words, when as many
+    assert al.piece_word_ids(["▁fi", "sh", "▁x"], ["ﬁsh", "x"]) == [0, 0, 1]
     with pytest.raises(ValueError, match="do not match the words"):
-        al.piece_word_ids(["▁a", "▁b"], ["a", "bc"])
+        al.piece_word_ids(["▁a", "▁b"], ["a", "bc", "d"])
 
 
 def test_the_shift_reading_reads_the_row_where_a_token_is_consumed():

@@ -36,6 +36,7 @@ pre-tokenized text, as fast_align and the gold sets count them (`given_words`, `
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
@@ -159,29 +160,58 @@ def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
 # --- words ------------------------------------------------------------------------------------------
 
 
+_BYTES = re.compile(r"<([0-9A-F]{2}(?: [0-9A-F]{2})*)>")  # how Tokenizer.pieces shows bytes of a partial character
+
+
+def _piece_bytes(piece: str) -> int:
+    """How many UTF-8 bytes of the text a piece stands for, spaces ("▁") left out."""
+    shown = _BYTES.fullmatch(piece)
+    if shown:
+        return len(shown.group(1).split())
+    return len("".join(piece.replace(WORD_START, " ").split()).encode("utf-8"))
+
+
 def piece_word_ids(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:
     """Which of the given `words` (whitespace tokens of the text that was tokenized) each piece belongs to;
-    None for special tokens. Matches characters, so a word split into several pieces, or a piece that a
-    byte-level vocabulary shows differently, still lands in its word; ValueError when they cannot match."""
-    owner: list[int] = []  # word index of each non-space character of the words
+    None for special tokens.
+
+    Matches UTF-8 bytes, so a word split into several pieces, or into bytes of one character (an emoji in a
+    byte-level vocabulary, shown "<F0 9F>"), still lands in its word. Where bytes cannot match (a tokenizer
+    that normalises "ﬁ" to "fi", an <unk> piece), the pieces' own word starts are used when they count as
+    many words; else ValueError."""
+    try:
+        return _by_bytes(pieces, words)
+    except ValueError:
+        groups = real_words(pieces)
+        if len(groups) != len(words):
+            raise
+        out: list[int | None] = [None] * len(pieces)
+        for w, group in enumerate(groups):
+            for i in group:
+                out[i] = w
+        return out
+
+
+def _by_bytes(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:
+    owner: list[int] = []  # word index of each byte of the words, spaces left out
     for w, word in enumerate(words):
-        owner.extend([w] * len("".join(word.split())))
+        owner.extend([w] * len("".join(word.split()).encode("utf-8")))
     out: list[int | None] = []
     pos = 0
     for piece in pieces:
         if is_special(piece):
             out.append(None)
             continue
-        text = "".join(piece.replace(WORD_START, " ").split())
-        if not text:  # a blank piece: belongs to the next word, if any
+        size = _piece_bytes(piece)
+        if not size:  # a blank piece: belongs to the next word, if any
             out.append(owner[pos] if pos < len(owner) else None)
             continue
         if pos >= len(owner):
             raise ValueError(f"the tokens do not match the words: piece {piece!r} is past the last word")
         out.append(owner[pos])
-        pos = min(pos + len(text), len(owner))
+        pos = min(pos + size, len(owner))
     if pos < len(owner):
-        raise ValueError(f"the tokens do not match the words: {len(owner) - pos} characters left over")
+        raise ValueError(f"the tokens do not match the words: {len(owner) - pos} bytes left over")
     return out
 
 
