@@ -9,26 +9,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
 from nmt_desktop.core.analysis.head_names import head_name
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
 from .job import JobView
+from .second_model import ask_model_path, load_second_model
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation, Translator
-
-
-def _load_translator(path: str) -> tuple[Translator, str]:
-    """A model folder or zip as a Translator and the model's name (on the worker thread)."""
-    from nmt_desktop.core.decoding.translator import Translator
-    from nmt_desktop.core.formats.model_dir import load_model
-
-    loaded = load_model(path)
-    return Translator(loaded.model, loaded.tokenizers, loaded.name), loaded.name
 
 
 class CompareView(JobView):
@@ -105,14 +96,14 @@ class CompareView(JobView):
 
     def load_other(self, path: str) -> int:
         """Load model B from a folder or zip on the worker thread."""
-        return self.run_job(lambda: _load_translator(path), self._other_loaded, f"Loading {Path(path).name}…")
+        return self.run_job(lambda: load_second_model(path), self._other_loaded, f"Loading {Path(path).name}…")
 
     def _other_loaded(self, loaded: tuple[Translator, str]) -> None:
         self.status.setText("")
         self.set_other(*loaded)
 
     def _ask_model(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open model B (a model folder)")
+        path = ask_model_path(self, "Open model B (a model folder)")
         if path:
             self.load_other(path)
 
