@@ -49,11 +49,14 @@ def tiny_config(tokenizers: TokenizerPair, **overrides) -> ModelConfig:
 
 
 def train_tiny(model: Transformer, tokenizers: TokenizerPair, steps: int = 300, seed: int = 0,
-               batch_size: int = 32) -> Transformer:
-    """Teacher-forced cross-entropy with Adam on the synthetic task; returns the model in eval mode."""
+               batch_size: int = 32, reverse: bool = False) -> Transformer:
+    """Teacher-forced cross-entropy with Adam on the synthetic task (reverse: target language -> source
+    language, for a model of the reverse direction); returns the model in eval mode."""
     cfg = model.config
     torch.manual_seed(seed)
     pairs = synthetic_pairs(2000, seed=seed + 10)
+    if reverse:
+        pairs = [(t, s) for s, t in pairs]
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     warmup = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 50))
     rng = random.Random(seed)

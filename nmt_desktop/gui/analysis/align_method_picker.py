@@ -90,6 +90,7 @@ class AlignMethodPicker(QWidget):
         self.card: dict[str, Any] = {}
         self.default = GENERIC_METHOD
         self._choices: list[HeadChoice] = []
+        self._note: tuple[str, str] = ("", "")  # (added to the method line, added to its tooltip)
         self.reading = QComboBox()
         for i, key in enumerate(READINGS):
             text, tip = READING_TEXTS.get(key, (key, key))
@@ -191,6 +192,13 @@ class AlignMethodPicker(QWidget):
             w.blockSignals(False)
         self._changed()
 
+    def set_note(self, text: str, tip: str = "") -> None:
+        """Words the method line adds after the reading (e.g. the Alignments view's symmetrisation), and a tooltip
+        line on them."""
+        if (text, tip) != self._note:
+            self._note = (text, tip)
+            self._show()
+
     def reset(self) -> None:
         """Back to the model's recommended reading."""
         self.set_method(self.default)
@@ -208,11 +216,14 @@ class AlignMethodPicker(QWidget):
         method, default = self.method(), self.default
         recommended = method is default
         self.reset_button.setEnabled(not recommended)
+        note, note_tip = self._note
         self.description.setText(f"Alignment: {method.describe(self.layers)}"
-                                 + ("  (recommended)" if recommended else ""))
+                                 + ("  (recommended)" if recommended else "") + (f"; {note}" if note else ""))
         lines = [READING_TEXTS.get(method.reading, ("", method.reading))[1] + ".",
                  dict(DECISION_ITEMS)[method.decision] + ".",
                  recommendation_note(self.card, default, self.layers)]
         if not recommended:
             lines.append(f"Recommended: {default.describe(self.layers)}.")
+        if note_tip:
+            lines.append(note_tip)
         self.description.setToolTip("\n".join(lines))

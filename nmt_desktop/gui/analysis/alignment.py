@@ -1,16 +1,17 @@
 """Word alignments: source words (top) linked to target words (bottom) by `core.analysis.alignment`
 under the reading the model recommends or one a person picks (`align_method_picker`), copied or exported in
 Pharaoh format. A scored (teacher-forced) translation is aligned the same way: its tokens are the given ones.
+With a model of the reverse direction (`reverse_model`), the links shown are both directions' symmetrised.
 
 The evidence of a reading (`word_evidence`) is kept per translation, so changing only the decision is
 instant; an attention reading is computed here, the masking reading (one model pass per source word) on
-the view's worker thread, and only while the view is shown."""
+the view's worker thread, and only while the view is shown; so are the reverse model's links, after them."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
@@ -18,16 +19,20 @@ from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPainter, QPen
 from PySide6.QtWidgets import (QFileDialog, QGraphicsLineItem, QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel,
                                QPushButton, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.analysis.alignment import AlignMethod, decide, word_evidence
+from nmt_desktop.core.analysis.alignment import AlignMethod, decide, symmetrise, word_evidence
 from nmt_desktop.core.analysis.heads import to_pharaoh
 from nmt_desktop.core.analysis.words import display_piece, words_of
 
 from .. import theme
 from .align_method_picker import AlignMethodPicker
 from .job import JobView
+from .reverse_model import Backward, ReverseModelBox, backward_links
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation, Translator
+
+
+REVERSE = "reverse"  # what the view waits for while the reverse model aligns
 
 
 def evidence_key(method: AlignMethod) -> AlignMethod:
@@ -47,10 +52,12 @@ class AlignmentView(JobView):
         self.links: list[tuple[int, int]] = []
         self.lines: list[QGraphicsLineItem] = []
         self._evidence: dict[AlignMethod, np.ndarray] = {}  # evidence_key -> (Wt, Ws) for self.translation
-        self._waiting: AlignMethod | None = None  # the evidence_key of the job under way
+        self._waiting: AlignMethod | str | None = None  # the evidence_key of the job under way, or REVERSE
+        self._backward: Backward | None = None  # the reverse model's links for self.translation
         self._pending = False  # evidence to compute once the view is shown
         self._boxes: tuple[list[QRectF], list[QRectF]] = ([], [])
         self.picker = AlignMethodPicker()
+        self.reverse = ReverseModelBox()
         self.copy_button = QPushButton("Copy Pharaoh")
         self.copy_button.setToolTip("Copy the alignment as Pharaoh pairs (0-1 2-3 …) to the clipboard")
         self.copy_button.clicked.connect(self.copy_pharaoh)
@@ -70,9 +77,11 @@ class AlignmentView(JobView):
         row.addWidget(self.export_button, 0, Qt.AlignTop)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addWidget(self.reverse)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.pharaoh_label)
         self.picker.changed.connect(self.refresh)
+        self.reverse.changed.connect(self._reverse_changed)
 
     def status_label(self) -> QLabel:
         return self.pharaoh_label
@@ -80,9 +89,11 @@ class AlignmentView(JobView):
     def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         """The loaded model (the masking reading runs it) and its card (its recommended alignment reading)."""
         self.translator, self.translation = translator, None
-        self._evidence = {}
+        self._evidence, self._backward = {}, None
+        self.forget_job()  # a job of the previous model's
         if translator is not None:
             self.picker.set_model(translator.config.decoder_layers, card)
+            self.reverse.set_forward(translator)  # drops a reverse model that no longer fits
         self.refresh()
 
     def set_model(self, layers: int, card: dict[str, Any] | None = None) -> None:
@@ -98,7 +109,14 @@ class AlignmentView(JobView):
         if attention is not None and attention.shape[0] != self.picker.layers:  # no model told, or another's
             self.set_model(attention.shape[0], self.picker.card)
         self.translation = translation
-        self._evidence = {}
+        self._evidence, self._backward = {}, None
+        self.forget_job()  # a job of the previous translation's
+        self.refresh()
+
+    def _reverse_changed(self) -> None:
+        self._backward = None
+        if self._waiting == REVERSE:
+            self.forget_job()
         self.refresh()
 
     def pharaoh(self) -> str:
@@ -125,6 +143,7 @@ class AlignmentView(JobView):
         self.links, self.lines = [], []
         self._draw_words()
         self._update_enabled()
+        self.picker.set_note(self.reverse.describe(), self.reverse.method_note())
         if self.translation is None:
             self.forget_job()
             self.pharaoh_label.setText("")
@@ -138,28 +157,58 @@ class AlignmentView(JobView):
                 self.forget_job()
                 self.pharaoh_label.setText(f"No alignment: {exc}.")
                 return
-        if key in self._evidence:
-            self.forget_job()
-            self._show_links(decide(self._evidence[key], method))
-        elif not (self.running and self._waiting == key):
-            self._start(key)
+        if key not in self._evidence:
+            if not (self.running and self._waiting == key):
+                self._start_evidence(key)
+            return
+        links, how = decide(self._evidence[key], method), self.reverse.symmetrisation()
+        if how is not None and self._backward is None:  # the reverse model aligns after the forward evidence
+            if not (self.running and self._waiting == REVERSE):
+                self._start_backward()
+            return
+        self.forget_job()
+        if how is None or self._backward is None:
+            self._show_links(links)
+        elif self._backward.problem:
+            self._show_links(links, f"  (not symmetrised: {self._backward.problem})")
+        else:
+            self._show_links(symmetrise(links, self._backward.links, how))
 
-    def _start(self, key: AlignMethod) -> None:
-        """Compute a reading's evidence (the model's passes) on the worker thread, if the view is shown."""
+    def _start(self, waiting: AlignMethod | str, job: Callable[[], Any], done: Callable[[Any], None],
+               message: str) -> None:
+        """Run `job` (the model's passes) on the worker thread if the view is shown, else when it is."""
         self.forget_job()
         if not self.isVisible():
             self._pending = True
             self.pharaoh_label.setText("The alignment is computed when this view is shown.")
             return
+        self._waiting = waiting
+        self.run_job(job, done, message)
+
+    def _start_evidence(self, key: AlignMethod) -> None:
         translation, translator = self.translation, self.translator
-        self._waiting = key
 
         def done(evidence: np.ndarray) -> None:
             self._evidence[key] = evidence
             self.refresh()
 
-        self.run_job(lambda: word_evidence(translation, key, translator=translator), done,
-                     "Reading the alignment from the model (one pass per source word)…")
+        self._start(key, lambda: word_evidence(translation, key, translator=translator), done,
+                    "Reading the alignment from the model (one pass per source word)…")
+
+    def _start_backward(self) -> None:
+        translation, reverse = self.translation, self.reverse.reverse
+
+        def done(backward: Backward) -> None:
+            if translation is self.translation and reverse is self.reverse.reverse:
+                self._backward = backward
+                self.refresh()
+
+        self._start(REVERSE, lambda: backward_links(translation, reverse), done,
+                    f"Aligning the other way with {self.reverse.name}…")
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self.reverse.shutdown()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -178,9 +227,9 @@ class AlignmentView(JobView):
                        self._word_boxes(tgt, 140.0, font, QColor("#dcfce7")))
         self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-10, -10, 10, 10))
 
-    def _show_links(self, links: list[tuple[int, int]]) -> None:
+    def _show_links(self, links: list[tuple[int, int]], note: str = "") -> None:
         self.links = links
-        self.pharaoh_label.setText(f"Pharaoh: {self.pharaoh()}")
+        self.pharaoh_label.setText(f"Pharaoh: {self.pharaoh()}{note}")
         top, bottom = self._boxes
         pen = QPen(QColor(79, 70, 229, 200), 2)
         for i, j in links:
