@@ -157,7 +157,8 @@ def test_a_reverse_model_by_installed_name_or_zip(qtbot, panel, folders, monkeyp
     view, box = panel.alignment, panel.alignment.reverse
     panel.set_translator(panel.translator)  # the list is read again
     pick(qtbot, box, "tiny-xx-en (xx → en)")
-    assert box.reverse is not None and box.path == str(installed) and box.model.currentText() == "tiny-xx-en (xx → en)"
+    assert box.reverse is not None and box.path == str(installed)
+    assert box.model.currentText() == "tiny-xx-en (xx → en)"
 
     zipped = zip_model(folders["reverse"], tmp_path / "back.zip")
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(zipped), "")))
@@ -209,10 +210,34 @@ def test_switching_the_main_model_drops_a_reverse_that_no_longer_fits(qtbot, pan
 
     panel.set_translator(backward)  # now xx -> en is the main model: the reverse model no longer fits
     assert box.reverse is None and not box.how.isVisibleTo(view)
-    assert box.status.text() == ("Reverse model dropped: tiny-xx-en cannot align the other way: it translates xx → en, "
-                                 "and a reverse model of the loaded xx → en model must translate en → xx.")
+    assert box.status.text() == ("Reverse model dropped: tiny-xx-en cannot align the other way: it translates "
+                                 "xx → en, and a reverse model of the loaded xx → en model must translate en → xx.")
     assert "symmetrised" not in view.picker.description.text()
 
     assert not tiny_translator.config.src_lang and not tiny_translator.config.tgt_lang
     panel.set_translator(tiny_translator)  # a model that states no languages: any reverse model is taken
     assert box.set_reverse(backward, "tiny-xx-en") and box.status.text() == ""
+
+
+def test_a_pair_the_reverse_model_cannot_read_keeps_the_forward_links(qtbot, panel, forward, backward, translations,
+                                                                      monkeypatch) -> None:
+    def too_long(*_a, **_k):
+        raise ValueError("the source is too long for tiny-xx-en (70 tokens, at most 64).")
+
+    view, box = panel.alignment, panel.alignment.reverse
+    assert box.set_reverse(backward, "tiny-xx-en")
+    monkeypatch.setattr(backward, "score", too_long)
+    panel.set_translation(translations[2], CFG)
+    assert shown(qtbot, view) == expected_links(translations[2], forward, backward, None)
+    assert view.pharaoh_label.text().endswith("  (not symmetrised: the reverse model cannot read this pair (the "
+                                              "source is too long for tiny-xx-en (70 tokens, at most 64)))")
+    assert view.copy_button.isEnabled()
+
+
+def test_the_reverse_model_reads_the_words_as_text() -> None:
+    """Bytes a byte-level vocabulary shows as "<C3>" reach the reverse model as the characters they spell."""
+    from nmt_desktop.gui.analysis.reverse_model import plain_words
+
+    pieces = ["▁katze", "▁", "<C3>", "<9F>", "▁<F0 9F>", "<98 80>", "!", "</s>"]
+    assert plain_words(pieces) == ["katze", "", "ß", "😀!"]
+    assert len(plain_words(pieces)) == len(words_of(pieces))  # numbered as the view numbers them

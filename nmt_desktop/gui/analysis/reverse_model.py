@@ -6,11 +6,12 @@ links are flipped to (source i, target j) and combined with the forward ones. Th
 by an installed model's name, a folder or a .zip and loaded on this box's own thread (second_model.py, as
 Compare's model B); it is kept only while its languages are the loaded model's swapped.
 
-Both directions count the words the view draws (`words_of` of the forward pieces): the reverse model reads
-those words joined by spaces and is given them as its words, so its word i is the view's word i."""
+Both directions count the words the view draws (the real words of the forward pieces): the reverse model
+reads those words joined by spaces and is given them as its words, so its word i is the view's word i."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from nmt_desktop.core.analysis.alignment import align, default_method
-from nmt_desktop.core.analysis.words import words_of
+from nmt_desktop.core.analysis.words import real_words
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.tokenizer import WORD_START
 
@@ -52,9 +53,18 @@ def direction_problem(forward: Translator, reverse: Translator, name: str) -> st
     return ""
 
 
+_SHOWN_BYTES = re.compile(r"<([0-9A-F]{2}(?: [0-9A-F]{2})*)>")  # Tokenizer.pieces' bytes of a partial character
+
+
 def plain_words(pieces: list[str]) -> list[str]:
-    """The view's words of `pieces` (`words_of`) without spaces or word marks (a blank word becomes "")."""
-    return ["".join(word.replace(WORD_START, " ").split()) for word in words_of(pieces)]
+    """The view's words of `pieces` (numbered as `words_of` numbers them) as text, without spaces or word marks
+    (a blank word becomes ""); bytes a byte-level vocabulary shows as "<E2 80>" are the characters again."""
+    words = []
+    for group in real_words(pieces):
+        raw = b"".join(bytes.fromhex(m.group(1)) if (m := _SHOWN_BYTES.fullmatch(pieces[i].lstrip(WORD_START)))
+                       else pieces[i].encode("utf-8") for i in group)
+        words.append("".join(raw.decode("utf-8", errors="replace").replace(WORD_START, " ").split()))
+    return words
 
 
 @dataclass
