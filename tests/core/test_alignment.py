@@ -38,6 +38,8 @@ def test_pieces_land_in_the_given_words():
     # a byte-level vocabulary shows the bytes of a split character as hex: they count as bytes of their word
     assert al.piece_word_ids(["▁said", "▁", "<E2 80>", "<9C>", "▁he", "llo", "▁", "<F0>", "<9F>", "<98>", "<80>"],
                              ["said", "“", "hello", "😀"]) == [0, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3]
+    from nmt_desktop.core.analysis.words import piece_bytes
+    assert b"".join(map(piece_bytes, ["▁", "<E2 80>", "<9C>", "▁he", "llo"])).decode() == " “ hello"
     # bytes that cannot match (an <unk>, a normalised ligature): the pieces' own words, when as many
     assert al.piece_word_ids(["▁fi", "sh", "▁x"], ["ﬁsh", "x"]) == [0, 0, 1]
     with pytest.raises(ValueError, match="do not match the words"):

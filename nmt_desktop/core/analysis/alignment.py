@@ -36,7 +36,6 @@ pre-tokenized text, as fast_align and the gold sets count them (`given_words`, `
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
@@ -44,7 +43,7 @@ import numpy as np
 
 from nmt_desktop.core.analysis.head_names import head_name, layer_name
 from nmt_desktop.core.analysis.masking import prediction_difference
-from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, real_words
+from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, piece_bytes, real_words
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation, Translator
@@ -160,15 +159,9 @@ def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
 # --- words ------------------------------------------------------------------------------------------
 
 
-_BYTES = re.compile(r"<([0-9A-F]{2}(?: [0-9A-F]{2})*)>")  # how Tokenizer.pieces shows bytes of a partial character
-
-
 def _piece_bytes(piece: str) -> int:
     """How many UTF-8 bytes of the text a piece stands for, spaces ("▁") left out."""
-    shown = _BYTES.fullmatch(piece)
-    if shown:
-        return len(shown.group(1).split())
-    return len("".join(piece.replace(WORD_START, " ").split()).encode("utf-8"))
+    return len(b"".join(piece_bytes(piece).split()))
 
 
 def piece_word_ids(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:

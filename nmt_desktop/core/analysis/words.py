@@ -22,6 +22,7 @@ dropped); specials and `>>lang<<` tokens as they are; a blank piece as "␣", ne
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -101,6 +102,19 @@ def display_piece(piece: str, continuing_prefix: str | None = None) -> str:
 def display_pieces(pieces: Sequence[str], continuing_prefix: str | None = None) -> list[str]:
     """`display_piece` of each piece."""
     return [display_piece(p, continuing_prefix) for p in pieces]
+
+
+SHOWN_BYTES = re.compile(r"<([0-9A-F]{2}(?: [0-9A-F]{2})*)>")  # how Tokenizer.pieces shows bytes of a partial character
+
+
+def piece_bytes(piece: str) -> bytes:
+    """The UTF-8 bytes of text a piece stands for ("▁" as a space); a byte-level piece shown as "<E2 80>" (bytes of
+    a character split across pieces) gives those bytes back, so joined pieces decode to the text."""
+    body = piece.lstrip(WORD_START)
+    shown = SHOWN_BYTES.fullmatch(body)
+    if shown:
+        return b" " * (len(piece) - len(body)) + bytes.fromhex(shown.group(1))
+    return piece.replace(WORD_START, " ").encode("utf-8")
 
 
 def join_pieces(pieces: Sequence[str]) -> str:

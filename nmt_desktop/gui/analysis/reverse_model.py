@@ -11,7 +11,6 @@ reads those words joined by spaces and is given them as its words, so its word i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,9 +19,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
 from nmt_desktop.core.analysis.alignment import align, default_method
-from nmt_desktop.core.analysis.words import real_words
+from nmt_desktop.core.analysis.words import piece_bytes, real_words
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.tokenizer import WORD_START
 
 from .job import JobView
 from .second_model import ask_model_path, languages, load_second_model
@@ -53,17 +51,13 @@ def direction_problem(forward: Translator, reverse: Translator, name: str) -> st
     return ""
 
 
-_SHOWN_BYTES = re.compile(r"<([0-9A-F]{2}(?: [0-9A-F]{2})*)>")  # Tokenizer.pieces' bytes of a partial character
-
-
 def plain_words(pieces: list[str]) -> list[str]:
     """The view's words of `pieces` (numbered as `words_of` numbers them) as text, without spaces or word marks
     (a blank word becomes ""); bytes a byte-level vocabulary shows as "<E2 80>" are the characters again."""
     words = []
     for group in real_words(pieces):
-        raw = b"".join(bytes.fromhex(m.group(1)) if (m := _SHOWN_BYTES.fullmatch(pieces[i].lstrip(WORD_START)))
-                       else pieces[i].encode("utf-8") for i in group)
-        words.append("".join(raw.decode("utf-8", errors="replace").replace(WORD_START, " ").split()))
+        raw = b"".join(piece_bytes(pieces[i]) for i in group)
+        words.append("".join(raw.decode("utf-8", errors="replace").split()))
     return words
 
 
