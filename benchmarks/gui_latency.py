@@ -412,8 +412,10 @@ class Bench:
         }
 
     def close(self) -> None:
+        from nmt_desktop.gui.lifetime import close_down
+
         self.window.close()
-        self.window.shutdown()
+        close_down(self.app)  # threads joined, the window deleted: the next bench starts clean
 
 
 # --- driver -------------------------------------------------------------------------------------------

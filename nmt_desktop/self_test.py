@@ -81,18 +81,18 @@ def _render_grid(translation: Translation) -> dict[str, int]:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
-    from nmt_desktop.gui.app import create_app
     from nmt_desktop.gui.attention_view import AttentionView
+    from nmt_desktop.gui.lifetime import running_app
 
-    create_app()
-    view = AttentionView()
-    view.resize(*GRID_SIZE)
-    view.set_translation(translation)
-    view.show()
-    for _ in range(5):
-        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
-    image = view.grid.grab().toImage()
-    view.close()
+    with running_app():  # the view is deleted and the app closed down before the process ends
+        view = AttentionView()
+        view.resize(*GRID_SIZE)
+        view.set_translation(translation)
+        view.show()
+        for _ in range(5):
+            QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        image = view.grid.grab().toImage()
+        view.close()
     colours = _distinct_colours(image)
     if colours < MIN_COLOURS:
         raise SelfTestError(f"the attention grid rendered blank ({colours} colours in "

@@ -74,3 +74,20 @@ def hub(marian_repo, tmp_path, monkeypatch):
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
         monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "user-data"))
         yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _qt_closed_down_at_exit():
+    """At the end of the session, the app's own close-down (gui/lifetime.py) for whatever the tests left:
+    worker threads joined and widgets deleted before the interpreter exits, as in the app itself."""
+    yield
+    import sys
+
+    if "PySide6.QtWidgets" not in sys.modules:
+        return
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is not None:
+        from nmt_desktop.gui.lifetime import close_down
+
+        close_down()

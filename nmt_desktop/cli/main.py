@@ -135,9 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print_error(str(exc))
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl+C; the GUI's Interrupted carries 143 for SIGTERM
         print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
+        code = getattr(exc, "code", 130)
+        return code if isinstance(code, int) else 130
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, and keep Python from complaining at exit
         try:

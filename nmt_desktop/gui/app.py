@@ -9,22 +9,22 @@ import base64
 import gc
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, Qt, QThread, QtMsgType, Signal, qInstallMessageHandler
-from PySide6.QtGui import QCloseEvent, QIcon
+from PySide6.QtCore import QByteArray, QMimeData, Qt, QThread, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (QApplication, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QStackedWidget, QTabWidget, QVBoxLayout, QWidget)
 
 from nmt_desktop import __version__
 from nmt_desktop.core.config import ConfigError
-from nmt_desktop.core.locations import app_icon_path
 
 from . import theme
 from .analysis.panel import AnalysisPanel, connect_to_translate_panel
-from .headless import HeadlessError, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
+from .headless import HeadlessError, WindowClosed, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
+from .lifetime import (APP_TITLE, apply_saved_theme, create_app, on_unexpected_error,  # noqa: F401 (re-export)
+                       running_app, unexpected_errors)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
 from .document_dialog import DocumentDialog
 from .drop import classify, install_file_drops
@@ -37,7 +37,6 @@ from .translate import TranslatePanel
 
 log = logging.getLogger("nmt_desktop.gui.app")
 
-APP_TITLE = "NMT Desktop"
 _DEFAULT = object()  # "choose the model from settings or the bundled default"
 
 
@@ -111,6 +110,7 @@ class MainWindow(QMainWindow):
         self.train_panel.trainingFailed.connect(lambda m: self._report_error(m, "Training failed"))
         self.train_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
 
+        on_unexpected_error(self._on_unexpected_error)
         self._restore_settings()
         # Everything imported and built so far (torch, Qt wrappers, pyqtgraph: ~10^5 objects) lives as long as the
         # app: moved out of the collector's view, a full collection no longer walks it on the GUI thread.
@@ -260,6 +260,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{title}: {message}", 10000)
         self.show_error(message, title)
 
+    def _on_unexpected_error(self, line: str) -> None:
+        """A bug reached the event loop: said in one sentence, the traceback in the log, the app stays up."""
+        self._report_error(f"{line} (this is a bug; the details are in the app log)", "Unexpected error")
+
     def show_error(self, message: str, title: str = "Error") -> None:
         """Show an error without blocking (a window-modal box opened with open(), never exec())."""
         box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, self)
@@ -326,53 +330,14 @@ class MainWindow(QMainWindow):
 
 # -- running ----------------------------------------------------------------------------------------------
 
-_QUIET_QT_MESSAGES = ("propagateSizeHints",)  # harmless offscreen-platform chatter
-_qt_handler_installed = False
-
-
-def _qt_message(mode: QtMsgType, context: Any, message: str) -> None:
-    """Qt's own warnings go to the app log, not the terminal (the CLI keeps errors to one line)."""
-    if any(q in message for q in _QUIET_QT_MESSAGES):
-        return
-    level = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO}.get(mode, logging.WARNING)
-    logging.getLogger("nmt_desktop.qt").log(level, "%s", message)
-
-
-def apply_saved_theme(settings: Settings) -> theme.Theme:
-    """The View menu's saved theme and colour map (default: follow the system, viridis)."""
-    return theme.apply(settings.choice("theme", theme.SCHEMES, "system"),
-                       settings.choice("colormap", theme.COLORMAPS, theme.DEFAULT_COLORMAP))
-
-
-def create_app(argv: list[str] | None = None, settings: Settings | None = None) -> QApplication:
-    global _qt_handler_installed
-    if not _qt_handler_installed:
-        qInstallMessageHandler(_qt_message)
-        _qt_handler_installed = True
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(argv if argv is not None else [sys.argv[0]])
-    app.setApplicationName("nmt-desktop")
-    app.setApplicationDisplayName(APP_TITLE)
-    app.setApplicationVersion(__version__)
-    app.setStyle("Fusion")
-    apply_saved_theme(settings or Settings())
-    icon = app_icon_path()
-    if icon.is_file():
-        app.setWindowIcon(QIcon(str(icon)))
-    return app
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Open the main window on the last or default bundled model and run the event loop."""
+    """Open the main window on the last or default bundled model and run the event loop; the exit code is
+    the loop's (0 when the window is closed or File > Quit, 130/143 after Ctrl+C/SIGTERM)."""
     setup_logging()
-    app = create_app(argv)
-    window = MainWindow()
-    app.aboutToQuit.connect(window.shutdown)  # threads are joined even if the window is not closed
-    window.show()
-    code = app.exec()
-    window.shutdown()
-    return int(code)
+    with running_app(argv) as app:
+        window = MainWindow()
+        window.show()
+        return int(app.exec())
 
 
 def run_gui(args: argparse.Namespace) -> int:
@@ -381,10 +346,20 @@ def run_gui(args: argparse.Namespace) -> int:
 
     screenshot.check_options(args)
     setup_logging()
-    app = create_app()
-    if getattr(args, "theme", None) is not None:
-        theme.apply(args.theme)  # for this run only (the View menu saves a choice)
-    window = MainWindow(model=_DEFAULT if args.model is None else args.model, int8=args.int8 or None)
+    with running_app() as app:
+        if getattr(args, "theme", None) is not None:
+            theme.apply(args.theme)  # for this run only (the View menu saves a choice)
+        window = MainWindow(model=_DEFAULT if args.model is None else args.model, int8=args.int8 or None)
+        try:
+            return _run_window(app, window, args)
+        except WindowClosed:
+            return 0  # closed by its user before the steps asked for on the command line were done
+
+
+def _run_window(app: QApplication, window: MainWindow, args: argparse.Namespace) -> int:
+    """`run_gui`'s work once the window exists: the headless steps, the PNG, or the event loop."""
+    from . import screenshot
+
     errors: list[str] = []
     window.errorShown.connect(errors.append)
     if args.screenshot:
@@ -396,51 +371,51 @@ def run_gui(args: argparse.Namespace) -> int:
         window.show_tab(args.tab)
     window.resize(1360, 860)
     window.show()
-    try:
-        if window.models_panel.loading:
-            wait_until(lambda: not window.models_panel.loading, 300, "the model to load")
-        if errors and window.info is None:
-            raise HeadlessError(errors[0])
-        if args.text is not None:
-            if window.info is None:
-                raise HeadlessError("no model to translate with: use -m MODEL (no bundled model found)")
-            screenshot.check_focus(args, window.info)
-            panel.source.setPlainText(args.text)
-            finished: list[int] = []
-            panel.translationFinished.connect(finished.append)
-            panel.translationFailed.connect(lambda _i, m: errors.append(m))
-            request = panel.translate()
-            wait_until(lambda: request in finished or bool(errors) or not panel.running, 300, "the translation")
-            if errors:
-                raise HeadlessError(errors[-1])
-            state = panel.document.current()
-            rows = 0 if state is None else len(state.steps)
-            wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint")
-            if getattr(args, "inspect", None) is not None:
-                screenshot.inspect(window, args.inspect)  # returns once the result and its attention are shown
-            if args.view == "focus" or getattr(args, "focus", None) is not None:
-                screenshot.focus(panel.view, getattr(args, "focus", None))
-            elif hasattr(panel.view, "show_grid"):
-                panel.view.show_grid()
-            if getattr(args, "analysis_view", None) is not None:
-                screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
-        dialog = _open_get_models(window, args) if getattr(args, "get_models", None) is not None else None
-        if getattr(args, "translate_file", None) is not None:
-            dialog = _open_document(window, args.translate_file, errors)
-        for _ in range(5):
-            QApplication.processEvents()
-            QThread.msleep(20)
-        if args.screenshot:
-            pixmap = window.grab() if dialog is None else _with_dialog(window.grab(), dialog)
-            path = Path(args.screenshot)
-            if not pixmap.save(str(path), "PNG"):
-                raise HeadlessError(f"cannot write {path}")
-            window.close()
-            return 0
-        return int(app.exec())
-    finally:
-        window.shutdown()
-        window.deleteLater()
+    if not args.screenshot and args.text is None and getattr(args, "get_models", None) is None \
+            and getattr(args, "translate_file", None) is None:
+        return int(app.exec())  # nothing to do before the user takes over
+    if window.models_panel.loading:
+        wait_until(lambda: not window.models_panel.loading, 300, "the model to load", window)
+    if errors and window.info is None:
+        raise HeadlessError(errors[0])
+    if args.text is not None:
+        if window.info is None:
+            raise HeadlessError("no model to translate with: use -m MODEL (no bundled model found)")
+        screenshot.check_focus(args, window.info)
+        panel.source.setPlainText(args.text)
+        finished: list[int] = []
+        panel.translationFinished.connect(finished.append)
+        panel.translationFailed.connect(lambda _i, m: errors.append(m))
+        request = panel.translate()
+        wait_until(lambda: request in finished or bool(errors) or not panel.running, 300, "the translation", window)
+        if errors:
+            raise HeadlessError(errors[-1])
+        state = panel.document.current()
+        rows = 0 if state is None else len(state.steps)
+        wait_until(lambda: panel.view.painted_rows() >= rows, 60, "the attention view to paint", window)
+        if getattr(args, "inspect", None) is not None:
+            screenshot.inspect(window, args.inspect)  # returns once the result and its attention are shown
+        if args.view == "focus" or getattr(args, "focus", None) is not None:
+            screenshot.focus(panel.view, getattr(args, "focus", None))
+        elif hasattr(panel.view, "show_grid"):
+            panel.view.show_grid()
+        if getattr(args, "analysis_view", None) is not None:
+            screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
+    dialog = _open_get_models(window, args) if getattr(args, "get_models", None) is not None else None
+    if getattr(args, "translate_file", None) is not None:
+        dialog = _open_document(window, args.translate_file, errors)
+    for _ in range(5):
+        QApplication.processEvents()
+        QThread.msleep(20)
+    if unexpected_errors:
+        raise HeadlessError(f"unexpected error: {unexpected_errors[0]} (the traceback is in the app log)")
+    if args.screenshot:
+        pixmap = window.grab() if dialog is None else _with_dialog(window.grab(), dialog)
+        path = Path(args.screenshot)
+        if not pixmap.save(str(path), "PNG"):
+            raise HeadlessError(f"cannot write {path}")
+        return 0
+    return int(app.exec()) if window.isVisible() else 0
 
 
 def _open_get_models(window: "MainWindow", args: argparse.Namespace) -> Any:

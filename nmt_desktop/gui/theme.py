@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 SCHEMES = ("system", "light", "dark")
@@ -107,7 +107,7 @@ _scheme = "system"
 def notifier() -> _Notifier:
     global _notifier
     if _notifier is None:
-        _notifier = _Notifier()
+        _notifier = _Notifier(QCoreApplication.instance())  # lives as long as the app, deleted with it
     return _notifier
 
 

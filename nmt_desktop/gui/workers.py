@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 if TYPE_CHECKING:
@@ -159,7 +161,10 @@ class ModelLoader(QObject):
 
 
 class WorkerThread:
-    """A QObject worker living in its own QThread; `stop()` quits and joins the thread."""
+    """A QObject worker living in its own QThread; `stop()` quits and joins the thread. Every one started
+    is known to `stop_all_threads`, so the app's close-down joins those their owner did not stop."""
+
+    _started: "weakref.WeakSet[WorkerThread]" = weakref.WeakSet()
 
     def __init__(self, worker: QObject, name: str):
         self.worker = worker
@@ -167,6 +172,7 @@ class WorkerThread:
         self.thread.setObjectName(name)
         worker.moveToThread(self.thread)
         self.thread.start()
+        WorkerThread._started.add(self)
 
     def stop(self, timeout_ms: int = 30000) -> bool:
         """Quit and join the thread. Work still running after `timeout_ms` cannot be cancelled (a model
@@ -182,6 +188,13 @@ class WorkerThread:
                         timeout_ms)
             self.thread.wait()
         return True
+
+
+def stop_all_threads() -> None:
+    """Quit and join every WorkerThread still running (the app's close-down: `lifetime.close_down`)."""
+    for worker_thread in list(WorkerThread._started):
+        if shiboken6.isValid(worker_thread.thread):
+            worker_thread.stop()
 
 
 def _one_line(exc: BaseException) -> str:

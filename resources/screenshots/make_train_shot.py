@@ -15,6 +15,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from tiny_models import synthetic_pairs
 from nmt_desktop.core.config import TrainConfig
 from nmt_desktop.gui.app import MainWindow, create_app, wait_until
+from nmt_desktop.gui.lifetime import close_down
 from PySide6.QtWidgets import QApplication
 
 pairs = synthetic_pairs(3000, seed=11)
@@ -44,5 +45,4 @@ for _ in range(10):
     QApplication.processEvents(); time.sleep(0.02)
 w.grab().save(sys.argv[1], "PNG")
 print("saved", sys.argv[1], "at step", p.last_step, "BLEU", evals[-1]["bleu"])
-p.shutdown()
-w.close()
+close_down(app)  # the training child stopped, the window deleted before the interpreter exits

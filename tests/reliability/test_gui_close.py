@@ -95,13 +95,14 @@ if spec.get("stop_timeout_ms"):  # the threads' stop timeout (30 s in the app), 
 
 from PySide6.QtCore import QObject, QTimer, Slot
 from nmt_desktop.core.config import TrainConfig
-from nmt_desktop.gui.app import MainWindow, create_app
+from nmt_desktop.gui.app import MainWindow
+from nmt_desktop.gui.lifetime import running_app
 from nmt_desktop.gui.settings import setup_logging
 
 setup_logging()
-app = create_app()
+lifetime = running_app()  # as gui.app.main() does: closed down below, however the run ends
+app = lifetime.__enter__()
 window = MainWindow(model=spec.get("model"))
-app.aboutToQuit.connect(window.shutdown)  # as gui.app.main() does
 shown = []
 window.show_error = lambda message, title="Error": shown.append(message)  # never a dialog
 window.show()
@@ -264,6 +265,7 @@ report["threads_running"] = {t.thread.objectName(): t.thread.isRunning() for t i
 report["worker_busy_after"] = panel.worker.busy
 report["errors_shown"] = shown
 print("REPORT " + json.dumps(report), flush=True)
+lifetime.__exit__(None, None, None)
 sys.exit(code)
 '''
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from nmt_desktop.core.config import ConfigError, TrainConfig
 
+from ..lifetime import start_thread
 from .process import TrainProcess, parse_event
 
 log = logging.getLogger("nmt_desktop.gui.train")
@@ -125,7 +125,7 @@ class TrainController(QObject):
                 result, error = None, " ".join(str(exc).split()) or type(exc).__name__
             emit_safely(self._checkDone, token, result, error)
 
-        threading.Thread(target=work, name="train-data-check", daemon=True).start()
+        start_thread(work, "train-data-check")
 
     def _on_checked(self, token: int, result: DataCheck | None, error: str) -> None:
         if token != self._check_token:

@@ -10,7 +10,6 @@ and "Load trained model" loads it with one click.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -24,6 +23,7 @@ from nmt_desktop.core.locations import user_runs_dir
 
 from ..devices import Device, detect_devices
 from ..formatting import format_eta
+from ..lifetime import start_thread
 from .controller import TrainController, emit_safely
 from .eta import EtaEstimator
 from .form import TrainForm
@@ -84,8 +84,7 @@ class TrainPanel(QWidget):
         layout.addWidget(split)
         self.controller.set_state("idle")
         if look_closer and any(d.key.startswith("cuda") for d in devices):
-            threading.Thread(target=lambda: emit_safely(self._devicesFound, detect_devices()),
-                             name="train-devices", daemon=True).start()
+            start_thread(lambda: emit_safely(self._devicesFound, detect_devices()), "train-devices")
 
     # -- the controller's state, as read by the window and the tests --------------------------------
 
