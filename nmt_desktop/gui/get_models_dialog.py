@@ -78,7 +78,7 @@ class GetModelsDialog(QDialog):
         self.query.setToolTip("One language (code or English name) matches either side; two are source then target.")
         self.search_button = QPushButton("Search")
         self.search_button.setToolTip("Search the Helsinki-NLP OPUS-MT models on the Hugging Face Hub")
-        self.search_button.clicked.connect(self.search)
+        self.search_button.clicked.connect(lambda _checked=False: self.search())  # clicked(bool) is not "offline"
         self.status = QLabel("Type a language pair and press Search.")
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
@@ -100,7 +100,7 @@ class GetModelsDialog(QDialog):
                              "near-identical translations")
         self.download_button = QPushButton("Download")
         self.download_button.setToolTip("Download the selected model, check it and install it into your models folder")
-        self.download_button.clicked.connect(self.download)
+        self.download_button.clicked.connect(lambda _checked=False: self.download())  # nor a repo
         self.cancel_button = QPushButton("Cancel download")
         self.cancel_button.setToolTip("Stop the download; nothing is installed")
         self.cancel_button.clicked.connect(self.cancel)

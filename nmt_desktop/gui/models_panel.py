@@ -118,7 +118,7 @@ class ModelsPanel(QWidget):
         self.get_button = QPushButton("Get models…")
         self.get_button.setToolTip("Download OPUS-MT translation models (1,000+ language pairs) from the Hugging "
                                    "Face Hub")
-        self.get_button.clicked.connect(self.get_models_dialog)
+        self.get_button.clicked.connect(lambda _checked=False: self.get_models_dialog())  # clicked(bool) is no query
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Delete the selected installed model from your models folder")
         self.remove_button.clicked.connect(self.remove_selected)

@@ -182,6 +182,7 @@ def test_click_every_control_of_every_tab_view_and_dialog(clicked_window, qtbot)
     assert qt.messages == [], qt.messages
     assert sum(entry.startswith("click") for entry in log) >= 40, log  # it really went through the window
     assert any("Get models" in entry for entry in log), log
+    assert "click 'Search'" in log, log  # the Get models dialog the button opened was used too
     quit_action = next(a for m in window.menuBar().findChildren(QMenu) for a in m.actions()
                        if a.text().replace("&", "") == "Quit")
     quit_action.trigger()
