@@ -215,6 +215,15 @@ class AttentionView(QtWidgets.QWidget):
         if not self.focus_view.isHidden():
             self._refresh_focus()
 
+    def clear(self, message: str = "") -> None:
+        """Show nothing, and say why in the toolbar (a failed translation, another model): never the attention
+        of a text or model the pane no longer names."""
+        self._streaming = False
+        self.dropped_steps = 0
+        self._data = {}
+        self._render()
+        self.status_label.setText(message)
+
     def set_translation(self, translation: Translation, hypothesis: int = 0) -> None:
         """Show a finished Translation (cross + encoder/decoder self-attention where present); keeps the
         selected kind if the translation has it."""

@@ -208,6 +208,12 @@ class TranslatePanel(QWidget):
         self.target_language_box.show_languages(list(getattr(translator, "target_languages", None) or []), tgt)
         self._apply_target_language()
         self._set_running(False)
+        # Nothing of the previous model may stay on screen under the new model's name: translate the text again
+        # with this model, or, with no text, show nothing.
+        self._reset_results()
+        self.view.clear()
+        if self.source.toPlainText().strip():
+            self.translate()
 
     def chosen_target_language(self) -> str | None:
         """The `>>code<<` token chosen in the box; None for a model that is not multilingual."""
@@ -369,6 +375,7 @@ class TranslatePanel(QWidget):
         self.request_id = 0
         self._set_running(False)
         self._render_output()
+        self.view.clear("no attention: the translation failed")  # never the previous input's attention
         self.statusMessage.emit(f"Translation failed: {message}")
         self.translationFailed.emit(request_id, message)
 

@@ -1,0 +1,90 @@
+"""What a pane shows belongs to the model and text it names (issue 29, point 2).
+
+Through the window's own controls: loading another model re-translates the text with it (the output, the
+attention grid and the pane's language title all change together); a translation that fails leaves no
+earlier input's attention on screen; reloading after an inspection leaves no "Showing your translation
+(inspected)" over the model's tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+
+from nmt_desktop.core.config import DecodeConfig  # noqa: E402
+from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
+from nmt_desktop.core.formats.model_dir import save_model  # noqa: E402
+from tiny_models import perturbed_model  # noqa: E402
+
+TIMEOUT_MS = 30000
+TEXT = "red cat runs"
+
+
+@pytest.fixture(scope="module")
+def french_model(tiny_trained, tmp_path_factory):
+    """Another model of the same shape that translates into "fr" (and so differently from the tiny one)."""
+    model, tokenizers = tiny_trained
+    cfg = dataclasses.replace(model.config, src_lang="en", tgt_lang="fr")
+    return save_model(tmp_path_factory.mktemp("fr") / "tiny-en-fr", perturbed_model(cfg, seed=7), tokenizers,
+                      {"name": "tiny en-fr"})
+
+
+def translate_by_click(qtbot, window, text: str) -> None:
+    panel = window.translate_panel
+    panel.source.setPlainText(text)
+    QTest.mouseClick(panel.translate_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
+
+
+def load_by_menu(qtbot, window, path) -> None:
+    """What Models > Load selected / a drop does: the window's own load, then wait for the model."""
+    old = window.info
+    window.load_model(str(path))
+    qtbot.waitUntil(lambda: window.info is not old and not window.models_panel.loading, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not window.translate_panel.running, timeout=TIMEOUT_MS)
+
+
+def test_another_model_retranslates_what_the_pane_shows(open_main_window, tiny_model_dir, french_model, qtbot):
+    window = open_main_window(tiny_model_dir)
+    panel = window.translate_panel
+    translate_by_click(qtbot, window, TEXT)
+    first = panel.output_text()
+    load_by_menu(qtbot, window, french_model)
+    expected = Translator.load(french_model).translate(TEXT, panel.last_config or DecodeConfig())
+    assert panel.target_lang.text() == "French (fr)"
+    assert panel.output_text() == expected.text != first  # the French model's own translation, not the old one
+    shown = panel.view.data()
+    assert shown.target_tokens == list(expected.best.tokens)[: len(shown.target_tokens)]
+    assert len(shown.target_tokens) == len(expected.best.tokens)
+
+
+def test_failed_translation_leaves_no_earlier_attention(open_main_window, tiny_model_dir, qtbot):
+    window = open_main_window(tiny_model_dir)
+    panel = window.translate_panel
+    translate_by_click(qtbot, window, TEXT)
+    assert panel.view.painted_rows() > 0
+    translate_by_click(qtbot, window, "a " * 2000)  # longer than the model can read
+    assert window.shown_errors, "the failure is said"
+    assert panel.view.painted_rows() == 0 and panel.view.data().target_tokens == []
+    assert "failed" in panel.view.status_label.text()
+    assert panel.output_text() == ""
+
+
+def test_reload_after_inspect_shows_the_models_tokens(open_main_window, tiny_model_dir, qtbot):
+    window = open_main_window(tiny_model_dir)
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    translate_by_click(qtbot, window, TEXT)
+    box.editor.setPlainText("rot katze")
+    QTest.mouseClick(box.inspect_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: box.result is not None, timeout=TIMEOUT_MS)
+    assert "inspected" in panel.view.status_label.text()
+    load_by_menu(qtbot, window, tiny_model_dir)  # the same model again
+    assert "inspected" not in panel.view.status_label.text()
+    assert panel.view.data().target_tokens == list(panel.sentences[0].translation.best.tokens)
+    assert box.result is None
