@@ -24,7 +24,7 @@ from . import theme
 from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, WindowClosed, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .lifetime import (APP_TITLE, apply_saved_theme, create_app, on_unexpected_error,  # noqa: F401 (re-export)
-                       running_app, unexpected_errors)
+                       raise_if_interrupted, running_app, unexpected_errors)
 from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
 from .document_dialog import DocumentDialog
 from .drop import classify, install_file_drops
@@ -407,6 +407,7 @@ def _run_window(app: QApplication, window: MainWindow, args: argparse.Namespace)
     for _ in range(5):
         QApplication.processEvents()
         QThread.msleep(20)
+    raise_if_interrupted()
     if unexpected_errors:
         raise HeadlessError(f"unexpected error: {unexpected_errors[0]} (the traceback is in the app log)")
     if args.screenshot:

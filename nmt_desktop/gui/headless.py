@@ -9,6 +9,8 @@ from typing import Callable
 from PySide6.QtCore import QEventLoop, QThread
 from PySide6.QtWidgets import QApplication, QWidget
 
+from .lifetime import raise_if_interrupted
+
 
 class HeadlessError(Exception):
     """The headless (`--screenshot`) run failed; `code` is the exit code (1 bad model/input, 2 usage)."""
@@ -35,4 +37,5 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str, windo
         if time.monotonic() > deadline:
             raise HeadlessError(f"timed out after {timeout_s:.0f}s waiting for {what}")
         QApplication.processEvents(QEventLoop.AllEvents, 50)
+        raise_if_interrupted()  # Ctrl+C or SIGTERM during a headless run
         QThread.msleep(5)

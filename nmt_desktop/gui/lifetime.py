@@ -54,7 +54,7 @@ THREAD_JOIN_S = 30.0  # a helper thread (a corpus check, device detection) is wa
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl+C or SIGTERM arrived while Python code (not the event loop) was running; `code` is the exit code."""
+    """Ctrl+C or SIGTERM arrived outside the event loop (a headless run's waiting); `code` is the exit code."""
 
     def __init__(self, code: int):
         super().__init__(code)
@@ -175,7 +175,7 @@ class _Interrupts(QObject):
     """Turns SIGINT and SIGTERM into a clean exit. Python runs a signal handler only between bytecodes, which
     never happens while Qt's event loop waits in C++; a socket written by the C-level handler
     (`signal.set_wakeup_fd`) wakes the loop, so the handler runs at once. In the event loop the handler
-    ends it with the signal's exit code; in Python code (a headless run's waiting) it raises Interrupted."""
+    ends it with the signal's exit code; a headless run's waiting raises Interrupted (`raise_if_interrupted`)."""
 
     def __init__(self, app: QApplication):
         super().__init__(app)  # a child of the app: close_down leaves it in place until the very end
@@ -206,8 +206,9 @@ class _Interrupts(QObject):
         self.code = code
         if QThread.currentThread().loopLevel() > 0:
             self.app.exit(code)
-        else:
-            raise Interrupted(code)
+        # Outside the event loop (a headless run processing events while it waits) the handler usually runs
+        # inside a slot, where an exception would only reach sys.excepthook: `raise_if_interrupted`, called
+        # by every wait, raises it in the waiting code instead.
 
     def uninstall(self) -> None:
         for s, handler in self._old.items():
@@ -216,6 +217,16 @@ class _Interrupts(QObject):
         self._notifier.setEnabled(False)
         self._read.close()
         self._write.close()
+
+
+_interrupts: _Interrupts | None = None
+
+
+def raise_if_interrupted() -> None:
+    """Raise Interrupted (exit code 130 or 143) if Ctrl+C or SIGTERM arrived outside the event loop; headless
+    waits (`headless.wait_until`) call this between rounds of events."""
+    if _interrupts is not None and _interrupts.code is not None and not _interrupts.closing:
+        raise Interrupted(_interrupts.code)
 
 
 # -- the one way out --------------------------------------------------------------------------------------
@@ -319,7 +330,8 @@ def running_app(argv: list[str] | None = None, settings: Settings | None = None)
     if existing:
         yield app
         return
-    interrupts = _Interrupts(app)
+    global _interrupts
+    interrupts = _interrupts = _Interrupts(app)
     unexpected_errors.clear()
     old_hook, sys.excepthook = sys.excepthook, _excepthook
     try:
@@ -331,4 +343,5 @@ def running_app(argv: list[str] | None = None, settings: Settings | None = None)
         finally:
             sys.excepthook = old_hook
             interrupts.uninstall()
+            _interrupts = None
             shiboken6.delete(interrupts)
