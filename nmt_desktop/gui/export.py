@@ -111,6 +111,11 @@ def save_scene_svg(path: str | Path, item: QtWidgets.QGraphicsItem | QtWidgets.Q
     generator.setFileName(str(path))
     generator.setSize(QtCore.QSize(w, h))
     generator.setViewBox(QtCore.QRectF(0, 0, w, h))
+    # At QSvgGenerator's default 72 dpi a painter shrinks what it draws in device-independent units (fonts,
+    # pyqtgraph's axes and tick labels) by 72/96, while images and paths in scene pixels keep their size: the
+    # focus view's heatmap came out 4/3 the size of its axes. At the screen's logical dpi both share one scale.
+    screen = QtGui.QGuiApplication.primaryScreen()
+    generator.setResolution(round(screen.logicalDotsPerInch()) if screen is not None else 96)
     generator.setTitle(title)
     painter = QtGui.QPainter()
     if not painter.begin(generator):

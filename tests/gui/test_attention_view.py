@@ -340,3 +340,29 @@ def test_hovering_a_grid_cell_highlights_row_and_column_everywhere(av_view, av_d
     assert av_view.highlight() == (1, 2)
     mark = av_view.cell_item(0, 3).col_mark
     assert mark.isVisible() and mark.rect().left() == 2
+
+
+def _matrices(path):
+    """(a, d, tags below) of every SVG group with a matrix transform."""
+    found = []
+    for g in ET.parse(path).getroot().iter():
+        transform = g.get("transform", "")
+        if g.tag.endswith("}g") and transform.startswith("matrix("):
+            a, _b, _c, d, _e, _f = (float(v) for v in transform[7:-1].split(","))
+            found.append((a, d, {child.tag.rsplit("}", 1)[-1] for child in g.iter()} - {"g"}))
+    return found
+
+
+def test_focus_svg_draws_heatmap_and_axes_in_one_scale(av_view, av_decoded, tmp_path):
+    """Issue 29, point 6: the focus view's SVG had its axes and labels in groups scaled 0.75 (QSvgGenerator's
+    72 dpi) beside the heatmap at 1.0, so the heatmap came out 4/3 the size of its axes."""
+    _, tr = av_decoded
+    av_view.set_translation(tr)
+    av_view.focus(1, 3)
+    for which in ("focus", "grid"):
+        path = tmp_path / f"{which}.svg"
+        (av_view.export_focus if which == "focus" else av_view.export_grid)(str(path))
+        groups = _matrices(path)
+        drawn = [(a, d, tags) for a, d, tags in groups if tags & {"text", "path", "polyline"} and "image" not in tags]
+        assert drawn, which
+        assert {(a, d) for a, d, _ in drawn} == {(1.0, 1.0)}, (which, sorted({(a, d) for a, d, _ in drawn}))
