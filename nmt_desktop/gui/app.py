@@ -231,7 +231,8 @@ class MainWindow(QMainWindow):
         langs = f" ({info.languages})" if info.languages else ""
         self.model_label.setText(f"Model: {info.name}{langs} · {human_size(info.size_bytes)}"
                                  + (" · int8" if info.int8 else ""))
-        self.setWindowTitle(f"{APP_TITLE} — {info.name}{langs}")
+        # the platform appends the app's display name ("… — NMT Desktop"): the title names only the model
+        self.setWindowTitle(f"{info.name}{langs}")
         self.settings.set("last_model", str(info.path))
         self.settings.add_recent_model(str(info.path))
         self.statusBar().showMessage(f"Loaded {info.name}", 5000)

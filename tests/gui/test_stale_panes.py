@@ -88,3 +88,13 @@ def test_reload_after_inspect_shows_the_models_tokens(open_main_window, tiny_mod
     assert "inspected" not in panel.view.status_label.text()
     assert panel.view.data().target_tokens == list(panel.sentences[0].translation.best.tokens)
     assert box.result is None
+
+
+def test_window_title_names_the_model_once(open_main_window, tiny_model_dir):
+    """Issue 29, point 9: the platform appends the app's display name to the title ("… — NMT Desktop"), so the
+    title itself must not start with it too ("NMT Desktop — tiny — NMT Desktop" in a real window)."""
+    from nmt_desktop.gui.app import APP_TITLE
+
+    window = open_main_window(tiny_model_dir)
+    assert window.info.name in window.windowTitle()
+    assert APP_TITLE not in window.windowTitle()
