@@ -98,3 +98,21 @@ def test_window_title_names_the_model_once(open_main_window, tiny_model_dir):
     window = open_main_window(tiny_model_dir)
     assert window.info.name in window.windowTitle()
     assert APP_TITLE not in window.windowTitle()
+
+
+def test_text_without_spaces_never_widens_the_window(open_main_window, tiny_model_dir, qtbot):
+    """A translation quoted in the Analysis title (Chinese, a URL, an OPUS-MT model's long pieces) is one
+    unbreakable run: the window's minimum width grew to 6,117 px with an OPUS-MT-size model's output. It wraps
+    instead, and the window keeps the size it had."""
+    text = "redcatruns" * 18  # a run of 180 characters in the title
+    window = open_main_window(tiny_model_dir)
+    window.resize(1280, 820)
+    translate_by_click(qtbot, window, "red cat runs")
+    qtbot.wait(50)
+    before = window.minimumSizeHint().width()
+    translate_by_click(qtbot, window, text)
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() <= before, (window.minimumSizeHint(), before)  # it did not grow
+    assert window.width() == 1280
+    title = window.analysis_panel.title
+    assert title.text().replace("\u200b", "").count(text[:10]) >= 1  # the whole source is still there

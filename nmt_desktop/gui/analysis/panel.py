@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from nmt_desktop.core.config import DecodeConfig
 
+from ..labels import fit_width, set_fitting_text
 from ..workers import _one_line
 from .ablation import AblationView
 from .alignment import AlignmentView
@@ -42,7 +43,7 @@ class AnalysisPanel(QWidget):
         self.translation: Translation | None = None
         self.title = QLabel("No translation yet: translate something on the Translate tab.")
         self.title.setObjectName("paneTitle")
-        self.title.setWordWrap(True)
+        fit_width(self.title)  # it quotes the translation: never wider than the window
         self.stats = HeadStatsView()
         self.ablation = AblationView()
         self.alignment = AlignmentView()
@@ -80,7 +81,7 @@ class AnalysisPanel(QWidget):
             return
         self.translation = translation
         who = "Your translation (inspected): " if translation.best.forced else ""  # scored, not decoded
-        self.title.setText(f"{who}“{translation.source}”  →  “{translation.text}”")
+        set_fitting_text(self.title, f"{who}“{translation.source}”  →  “{translation.text}”")
         self.stats.set_translation(translation)
         self.ablation.set_translation(translation, cfg)
         self.alignment.set_translation(translation)

@@ -23,6 +23,7 @@ from nmt_desktop.core.locations import user_runs_dir
 
 from ..devices import Device, detect_devices
 from ..formatting import format_eta
+from ..labels import fit_width
 from ..lifetime import start_thread
 from .controller import TrainController, emit_safely
 from .eta import EtaEstimator
@@ -134,9 +135,9 @@ class TrainPanel(QWidget):
         self.load_model_button.clicked.connect(self._request_load)
         for b in (self.start_button, self.stop_button, self.resume_button, self.load_model_button):
             buttons.addWidget(b)
-        buttons.addStretch(1)
-        self.state_label = QLabel("")
-        buttons.addWidget(self.state_label)
+        self.state_label = fit_width(QLabel(""))  # a long status wraps instead of widening the window
+        self.state_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        buttons.addWidget(self.state_label, 1)
         lay.addLayout(buttons)
         prog = QHBoxLayout()
         self.progress = QProgressBar()
