@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
         self.models_panel.loadingChanged.connect(self._update_busy)
         self.translate_panel.busyChanged.connect(self._update_busy)
         self.translate_panel.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
-        self.translate_panel.translationFailed.connect(lambda _i, m: self._report_error(m, "Translation failed"))
+        self.translate_panel.translationFailed.connect(self._on_translation_failed)
         self.translate_panel.inspect_box.failed.connect(lambda m: self._report_error(m, "Cannot inspect"))
         self.modelChanged.connect(self.train_panel.set_model)
         connect_to_translate_panel(self.analysis_panel, self.translate_panel,
@@ -260,6 +260,13 @@ class MainWindow(QMainWindow):
         self.errorShown.emit(message)
         self.statusBar().showMessage(f"{title}: {message}", 10000)
         self.show_error(message, title)
+
+    def _on_translation_failed(self, _request_id: int, message: str) -> None:
+        """Said inline under the translation (the panel's error line) and in the status bar: no modal box."""
+        message = " ".join(str(message).split())
+        log.warning("Translation failed: %s", message)
+        self.errorShown.emit(message)
+        self.statusBar().showMessage(f"Translation failed: {message}", 10000)
 
     def _on_unexpected_error(self, line: str) -> None:
         """A bug reached the event loop: said in one sentence, the traceback in the log, the app stays up."""

@@ -125,9 +125,13 @@ def use_page(qtbot, window, page: QWidget, log: list[str]) -> None:
             settle(qtbot, window)
 
 
-def new_windows(before: set[int]) -> list[QWidget]:
-    return [w for w in QApplication.topLevelWidgets()
-            if w.isVisible() and id(w) not in before and not isinstance(w, QMenu)]
+def dialogs_of(window: QWidget, visited: list[QWidget]) -> list[QWidget]:
+    """The visible dialogs this window opened (parented to it) that were not used yet; `visited` keeps them."""
+    found = [w for w in QApplication.topLevelWidgets()
+             if w is not window and w.isVisible() and not isinstance(w, QMenu) and w.parentWidget() is not None
+             and w.parentWidget().window() is window and not any(w is v for v in visited)]
+    visited.extend(found)
+    return found
 
 
 @pytest.fixture
@@ -149,7 +153,7 @@ def test_click_every_control_of_every_tab_view_and_dialog(clicked_window, qtbot)
     log: list[str] = []
     closer = ModalCloser()
     with QtMessages() as qt:
-        known = {id(w) for w in QApplication.topLevelWidgets()}
+        visited: list[QWidget] = []
         tab_bar = window.tabs.tabBar()
         for tab in range(window.tabs.count()):
             QTest.mouseClick(tab_bar, Qt.LeftButton, pos=tab_bar.tabRect(tab).center())
@@ -161,11 +165,10 @@ def test_click_every_control_of_every_tab_view_and_dialog(clicked_window, qtbot)
                 for sub in range(tabs.count()):
                     QTest.mouseClick(tabs.tabBar(), Qt.LeftButton, pos=tabs.tabBar().tabRect(sub).center())
                     use_page(qtbot, window, tabs.currentWidget(), log)
-            for dialog in new_windows(known):  # dialogs the page's buttons opened (Get models…)
+            for dialog in dialogs_of(window, visited):  # dialogs the page's buttons opened (Get models…)
                 use_page(qtbot, window, dialog, log)
                 dialog.close()
                 settle(qtbot, window)
-            known = {id(w) for w in QApplication.topLevelWidgets()}
         for menu in window.menuBar().findChildren(QMenu):
             for action in menu.actions():
                 if action.isSeparator() or action.menu() is not None or action.text().replace("&", "") in NEVER_CLICK:
@@ -174,9 +177,8 @@ def test_click_every_control_of_every_tab_view_and_dialog(clicked_window, qtbot)
                     log.append(f"menu {action.text()!r}")
                     action.trigger()
                     settle(qtbot, window)
-            for dialog in new_windows(known):
+            for dialog in dialogs_of(window, visited):
                 dialog.close()
-            known = {id(w) for w in QApplication.topLevelWidgets()}
         settle(qtbot, window)
     closer.timer.stop()
     assert qt.messages == [], qt.messages

@@ -70,10 +70,14 @@ def test_failed_translation_leaves_no_earlier_attention(open_main_window, tiny_m
     translate_by_click(qtbot, window, TEXT)
     assert panel.view.painted_rows() > 0
     translate_by_click(qtbot, window, "a " * 2000)  # longer than the model can read
-    assert window.shown_errors, "the failure is said"
+    # said inline under the translation, like the other refusals (point 8: it was a modal box)
+    assert panel.error_label.isVisible() and "Cannot translate" in panel.error_label.text()
+    assert window.shown_errors == []
     assert panel.view.painted_rows() == 0 and panel.view.data().target_tokens == []
     assert "failed" in panel.view.status_label.text()
     assert panel.output_text() == ""
+    translate_by_click(qtbot, window, TEXT)  # the next translation clears the line
+    assert not panel.error_label.isVisible()
 
 
 def test_reload_after_inspect_shows_the_models_tokens(open_main_window, tiny_model_dir, qtbot):

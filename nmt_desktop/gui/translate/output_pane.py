@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout
 
+from ..labels import fit_width
 from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES
 from .quality_hint import QualityHint
 from .target_language import TargetLanguageBox
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 def build_output_pane(panel: TranslatePanel) -> QFrame:
     """The pane under `panel.target_lang` (its title); sets panel.output, .target_language_box,
-    .target_language_label, .score_label, .coverage_label and .quality_hint."""
+    .target_language_label, .score_label, .error_label, .coverage_label and .quality_hint."""
     panel.output = output = QTextBrowser()
     output.setOpenLinks(False)
     output.setOpenExternalLinks(False)
@@ -44,6 +45,11 @@ def build_output_pane(panel: TranslatePanel) -> QFrame:
     panel.score_label = QLabel("")
     panel.score_label.setObjectName("hint")
     ol.addWidget(panel.score_label)
+    panel.error_label = QLabel("")  # a refusal or failure, inline like the other refusals (never a modal box)
+    panel.error_label.setObjectName("error")  # the theme's error colour (gui/theme.py)
+    fit_width(panel.error_label)
+    panel.error_label.hide()
+    ol.addWidget(panel.error_label)
     panel.coverage_label = QLabel("")
     panel.coverage_label.setObjectName("warning")  # the theme's stylesheet colours it (gui/theme.py)
     panel.coverage_label.setWordWrap(True)

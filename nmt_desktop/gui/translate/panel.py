@@ -25,6 +25,7 @@ from .decode_options import DecodeOptions
 from .document_model import TranslatedUnit, TranslationDocument
 from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
+from ..labels import set_fitting_text
 from .output_pane import build_output_pane
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
@@ -242,6 +243,8 @@ class TranslatePanel(QWidget):
             cfg = cfg or self.options.config()
         except ConfigError as exc:  # bad options: say so, leave any running request alone
             self.statusMessage.emit(f"Invalid decoding options: {exc}")
+            set_fitting_text(self.error_label, f"⚠ Cannot translate: invalid decoding options: {exc}")
+            self.error_label.show()
             self.translationFailed.emit(0, str(exc))
             return 0
         self._type_timer.stop()
@@ -300,6 +303,7 @@ class TranslatePanel(QWidget):
         self.coverage_label.clear()
         self.coverage_label.hide()
         self.score_label.setText("")
+        self.error_label.hide()
         self.inspect_tabs.setTabText(1, "N-best")
         self.inspect_tabs.setTabText(2, "Sentences")
         self.output.clear()
@@ -376,6 +380,8 @@ class TranslatePanel(QWidget):
         self._set_running(False)
         self._render_output()
         self.view.clear("no attention: the translation failed")  # never the previous input's attention
+        set_fitting_text(self.error_label, f"⚠ Cannot translate: {message}")
+        self.error_label.show()
         self.statusMessage.emit(f"Translation failed: {message}")
         self.translationFailed.emit(request_id, message)
 
