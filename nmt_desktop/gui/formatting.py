@@ -10,3 +10,16 @@ def format_eta(seconds: float | None) -> str:
     s = int(round(seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
+
+
+def format_time_left(seconds: float | None) -> str:
+    """"about 12 min 41 s left", "about 1 h 02 min left": a duration that cannot be read as a clock time
+    (the Train tab's "ETA 12:41" was); "" when there is no estimate yet."""
+    if seconds is None:
+        return ""
+    s = max(0, int(round(seconds)))
+    if s >= 3600:
+        return f"about {s // 3600} h {s // 60 % 60:02d} min left"
+    if s >= 60:
+        return f"about {s // 60} min {s % 60:02d} s left"
+    return f"about {s} s left"

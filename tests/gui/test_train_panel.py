@@ -279,3 +279,27 @@ def test_gui_train_tab_screenshot(tmp_path) -> None:
                             cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10000
+
+
+def test_step_count_and_time_left_agree_through_a_run_with_evaluations(qtbot, window, corpus) -> None:
+    """Issue 29, point 7: the bar said "25 / 60 steps" while the status said step 26 (the bar moved only on
+    logged steps), "ETA 1:54" stayed after Stop, and "ETA 12:41" read like a clock time."""
+    panel = window.train_panel
+    panel.form.set_form(tiny_config(corpus, max_steps=5000, eval_every=10, log_every=3))
+    checks: list[tuple[str, int, int, str]] = []
+    panel.trainEvent.connect(lambda e: checks.append((e["event"], panel.progress.value(), panel.last_step,
+                                                      panel.eta_label.text())))
+    assert panel.start()
+    qtbot.waitUntil(lambda: sum(c[0] == "eval" for c in checks) >= 2 or panel.state == "failed", timeout=CHILD_MS)
+    panel.stop_button.click()
+    qtbot.waitUntil(lambda: panel.state in ("stopped", "failed"), timeout=CHILD_MS)
+    assert panel.state == "stopped", panel.error_text
+    with_step = [c for c in checks if c[0] != "start"]
+    assert {c[0] for c in with_step} >= {"step", "eval", "end"}, checks
+    assert all(bar == step for _, bar, step, _ in with_step), [c for c in with_step if c[1] != c[2]]
+    shown = [text for kind, _, _, text in checks if kind == "step" and "left" in text]
+    assert shown and all(re.search(r"about \d+ (s|min \d\d s|h \d\d min) left", t) for t in shown), shown
+    assert not any("ETA" in text for *_, text in checks)
+    assert "left" not in panel.eta_label.text() and "loss" in panel.eta_label.text()  # stopped: no time left
+    assert f"Stopped at step {panel.last_step}" in panel.state_label.text()
+    assert panel.progress.value() == panel.last_step

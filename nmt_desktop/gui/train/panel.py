@@ -22,7 +22,7 @@ from nmt_desktop.core.config import ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
 
 from ..devices import Device, detect_devices
-from ..formatting import format_eta
+from ..formatting import format_time_left
 from ..labels import fit_width
 from ..lifetime import start_thread
 from .controller import TrainController, emit_safely
@@ -300,12 +300,15 @@ class TrainPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat("starting…")
         self.eta_label.setText("")
+        self._epoch_loss = ""  # "epoch 2 · loss 3.101", kept for the line once the run stops
         self.eta.reset()
 
     def _on_event(self, ev: dict) -> None:
         kind = ev.get("event")
         step = self.last_step
         plots = self.plots
+        if "step" in ev and self.progress.maximum() > 0:
+            self.progress.setValue(min(step, self.progress.maximum()))  # the bar and the status say one step
         if kind == "start":
             self.eta.restart()
             total = self.controller.total_steps
@@ -325,8 +328,9 @@ class TrainPanel(QWidget):
                 self.progress.setRange(0, int(total))
             self.progress.setValue(step)
             eta = self.eta.update(step, ev.get("elapsed_s"), total, ev.get("eta_s"))
-            self.eta_label.setText(f"epoch {ev.get('epoch', 0) + 1} · loss {ev.get('loss', 0):.3f} · "
-                                   f"ETA {format_eta(eta)}")
+            self._epoch_loss = f"epoch {ev.get('epoch', 0) + 1} · loss {ev.get('loss', 0):.3f}"
+            left = format_time_left(eta)
+            self.eta_label.setText(self._epoch_loss + (f" · {left}" if left else ""))
         elif kind == "eval":
             plots.add_point("dev_loss", step, ev.get("dev_loss"))
             plots.add_point("bleu", step, ev.get("bleu"))
@@ -371,6 +375,8 @@ class TrainPanel(QWidget):
                 "finished": f"Finished ({self.controller.end_reason or 'done'}) at step {self.last_step}{run}",
                 "failed": f"Failed{run}"}[state]
         self.state_label.setText(text)
+        if state not in ("running", "checking"):  # no time left is shown for a run that is not running
+            self.eta_label.setText(getattr(self, "_epoch_loss", "") if state != "idle" else "")
         self.stateChanged.emit(state)
 
     def _show_error(self, text: str) -> None:
