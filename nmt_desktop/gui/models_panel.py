@@ -50,6 +50,13 @@ def installed_models() -> list[Path]:
     return _scan(user_models_dir())
 
 
+def _same_path(a: str | Path, b: str | Path) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return str(a) == str(b)
+
+
 def _recent_label(path: str) -> str:
     """A model's name in the list; a training run's `RUN/best` or `RUN/last` shows as "RUN (best)"."""
     p = Path(path)
@@ -169,6 +176,15 @@ class ModelsPanel(QWidget):
 
     # -- lists ---------------------------------------------------------------------------------------
 
+    def _mark_loaded(self, item: QListWidgetItem, path: str) -> None:
+        """The loaded model's row: bold, with "(loaded)" after its name."""
+        if self.info is None or not _same_path(path, self.info.path):
+            return
+        item.setText(item.text() + "  (loaded)")
+        font = item.font()
+        font.setBold(True)
+        item.setFont(font)
+
     def refresh(self) -> None:
         self.bundled_list.clear()
         models = [(p, "") for p in bundled_models()] + [(p, "  (installed)") for p in installed_models()]
@@ -177,6 +193,7 @@ class ModelsPanel(QWidget):
             item.setData(Qt.UserRole, str(p))
             item.setData(Qt.UserRole + 1, bool(suffix))  # removable: installed by the user
             item.setToolTip(str(p))
+            self._mark_loaded(item, str(p))
             self.bundled_list.addItem(item)
         if not models:
             item = QListWidgetItem("No models yet — use “Get models…” or “Open model folder…”")
@@ -188,6 +205,7 @@ class ModelsPanel(QWidget):
             item = QListWidgetItem(_recent_label(path))
             item.setData(Qt.UserRole, path)
             item.setToolTip(path)
+            self._mark_loaded(item, path)
             self.recent_list.addItem(item)
         self.info_view.setHtml(info_html(self.info))
 

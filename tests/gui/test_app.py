@@ -110,8 +110,10 @@ def test_opens_default_bundled_model_and_lists_it(qtbot, config_dir, tiny_model_
     qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
     assert window.info.name == "en-de"
     assert window.translate_stack.currentWidget() is window.translate_panel
-    items = [window.models_panel.bundled_list.item(i).text() for i in range(window.models_panel.bundled_list.count())]
-    assert items == ["en-de"]
+    listed = window.models_panel.bundled_list
+    items = [listed.item(i).text() for i in range(listed.count())]
+    assert items == ["en-de  (loaded)"]  # the Models list marks the loaded model (issue 29, point 9)
+    assert listed.item(0).font().bold()
     assert "tiny synthetic" in window.models_panel.info_view.toPlainText()
     window.close()
 

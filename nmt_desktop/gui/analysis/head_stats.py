@@ -24,6 +24,20 @@ if TYPE_CHECKING:
 STAT_FIELDS = ("entropy", "eos_share", "punct_share", "diagonality", "monotonicity", "coverage")
 STAT_TITLES = {"entropy": "Entropy", "eos_share": "</s> share", "punct_share": "Punct. share",
                "diagonality": "Diagonality", "monotonicity": "Monotonicity", "coverage": "Coverage"}
+# what each column measures, shown on its header (the definitions of core/analysis/heads.HeadStats)
+STAT_TIPS = {
+    "entropy": "How spread out the head's attention is: the mean entropy of its rows in nats (0: every target "
+               "token looks at one source token; high: it looks everywhere)",
+    "eos_share": "The share of attention that goes to </s>: a head that parks its attention there when it has "
+                 "nothing to look at (an attention sink)",
+    "punct_share": "The share of attention that goes to punctuation",
+    "diagonality": "How much the head follows the diagonal: the mean share of a target token's attention within "
+                   "one source position of where the diagonal crosses its row (1: a strictly diagonal head)",
+    "monotonicity": "Whether the head reads the source in order: the Spearman correlation between each target "
+                    "position and the source position it attends to most (1: left to right, -1: reversed)",
+    "coverage": "How much of the source the head covers: the share of source tokens (</s> excluded) that "
+                "receive a total attention of at least 0.5 over the whole translation",
+}
 
 
 class NumericItem(QTableWidgetItem):
@@ -50,6 +64,8 @@ class HeadStatsView(QWidget):
         self.attention: np.ndarray | None = None  # (L, H, T, S)
         self.table = QTableWidget(0, 2 + len(STAT_FIELDS))
         self.table.setHorizontalHeaderLabels(["Layer", "Head"] + [STAT_TITLES[f] for f in STAT_FIELDS])
+        for column, name in enumerate(STAT_FIELDS, start=2):  # hovering a column's title says what it measures
+            self.table.horizontalHeaderItem(column).setToolTip(STAT_TIPS[name])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)

@@ -428,8 +428,13 @@ class TranslatePanel(QWidget):
         self._render_output()
         if hyp.attention is not None:
             self.view.set_translation(translation, hypothesis=row)
-        self.score_label.setText(f"score {hyp.score:+.3f}  ·  {len(hyp.tokens)} tokens"
+        # the same two measures, with the same names, as "Your translation" shows (inspect_view.score_text)
+        self.score_label.setText(f"log-prob {hyp.logprob:.2f} (length-normalised {hyp.score:+.3f})  ·  "
+                                 f"{len(hyp.tokens)} tokens"
                                  + ("" if hyp.finished else "  ·  cut off at the maximum length"))
+        self.score_label.setToolTip("log-prob: the sum of the log-probabilities of the translation's tokens; "
+                                    "length-normalised: that sum divided by the length (with the length penalty), "
+                                    "which the search ranks by")
 
     def select_sentence(self, index: int) -> None:
         self.sentence_list.setCurrentRow(index)

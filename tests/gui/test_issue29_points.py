@@ -1,9 +1,11 @@
-"""What a pane shows belongs to the model and text it names (issue 29, point 2).
+"""Issue 29's numbered points, each used through the window's own controls (clicks on Translate and Inspect).
 
-Through the window's own controls: loading another model re-translates the text with it (the output, the
-attention grid and the pane's language title all change together); a translation that fails leaves no
-earlier input's attention on screen; reloading after an inspection leaves no "Showing your translation
-(inspected)" over the model's tokens.
+Point 2, what a pane shows belongs to the model and text it names: loading another model re-translates the
+text with it (the output, the attention grid and the pane's language title change together); a translation
+that fails leaves no earlier input's attention on screen; reloading after an inspection leaves no "Showing
+your translation (inspected)" over the model's tokens. Point 3: text without spaces never widens the window.
+Point 8: a refusal is said inline. Point 9: the title names the model once, the two sentence scores say what
+they measure, the head statistics explain their columns, the Models list marks the loaded model (test_app).
 """
 
 from __future__ import annotations
@@ -120,3 +122,26 @@ def test_text_without_spaces_never_widens_the_window(open_main_window, tiny_mode
     assert window.width() == 1280
     title = window.analysis_panel.title
     assert title.text().replace("\u200b", "").count(text[:10]) >= 1  # the whole source is still there
+
+
+def test_models_score_and_inspect_score_say_the_same_measure(open_main_window, tiny_model_dir, qtbot):
+    """Issue 29, point 9: "score −1.187" under the translation and "log-prob −3.56" in Inspect were the same
+    sentence measured two ways without saying so: the pane now shows the log-prob Inspect shows, by name."""
+    window = open_main_window(tiny_model_dir)
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    translate_by_click(qtbot, window, TEXT)
+    QTest.mouseClick(box.use_model_button, Qt.LeftButton)
+    QTest.mouseClick(box.inspect_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: box.result is not None, timeout=TIMEOUT_MS)
+    logprob = f"log-prob {box.result.model.best.logprob:.2f}"
+    assert logprob in panel.score_label.text() and logprob in box.view.model_score.text()
+    assert "length-normalised" in panel.score_label.text()
+
+
+def test_head_statistics_say_what_each_column_measures(open_main_window, tiny_model_dir):
+    """Issue 29, point 9: Head statistics did not explain Diagonality, Monotonicity or Coverage."""
+    view = open_main_window(tiny_model_dir).analysis_panel.stats
+    tips = {view.table.horizontalHeaderItem(c).text(): view.table.horizontalHeaderItem(c).toolTip()
+            for c in range(2, view.table.columnCount())}
+    assert "diagonal" in tips["Diagonality"] and "Spearman" in tips["Monotonicity"] and "0.5" in tips["Coverage"]
+    assert all(len(tip) > 40 for tip in tips.values()), tips
