@@ -145,3 +145,39 @@ def test_head_statistics_say_what_each_column_measures(open_main_window, tiny_mo
             for c in range(2, view.table.columnCount())}
     assert "diagonal" in tips["Diagonality"] and "Spearman" in tips["Monotonicity"] and "0.5" in tips["Coverage"]
     assert all(len(tip) > 40 for tip in tips.values()), tips
+
+
+PARAGRAPH = " ".join(["red cat runs and blue dog sleeps while big bird eats"] * 3)  # the tiny model's longest
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1280, 820), (1600, 1000)])
+def test_long_translation_never_runs_under_its_footer(open_main_window, tiny_model_dir, qtbot, monkeypatch, size):
+    """Issue 29, point 3: a 60-word paragraph made the translation run under its own footer (the score line,
+    a diffuse-attention warning listing ~80 tokens, the "Long input…" hint cut at the right edge). Now the
+    translation scrolls, the footer keeps its place below it, and the warning is one short line with the list
+    on hover. Geometries are compared at three window sizes."""
+    from nmt_desktop.core.analysis.heads import CoverageWarning
+    from nmt_desktop.gui.translate import quality_hint
+
+    many = [CoverageWarning("diffuse", i, f"▁tok{i}", 9.0) for i in range(80)]
+    monkeypatch.setattr(quality_hint, "coverage_warnings", lambda translation, **kw: many)  # the worst case seen
+    window = open_main_window(tiny_model_dir)
+    window.resize(*size)
+    width = window.width()  # the size asked for, or the window's own minimum width if that is larger
+    panel = window.translate_panel
+    panel.options.min_length.setValue(45)  # a long translation
+    translate_by_click(qtbot, window, PARAGRAPH)
+    qtbot.wait(50)
+    assert not panel.error_label.isVisible(), panel.error_label.text()
+    footer = [w for w in (panel.score_label, panel.coverage_label, panel.quality_hint) if w.isVisible()]
+    assert panel.coverage_label in footer and panel.score_label in footer
+    assert "hover for the list" in panel.coverage_label.text() and "tok79" in panel.coverage_label.toolTip()
+    output = panel.output
+    top = output.mapTo(window, output.rect().bottomLeft()).y()
+    assert output.viewport().height() >= 2 * output.fontMetrics().height()  # it still shows lines, and scrolls
+    for label in footer:  # each note below the translation, below the one before, at its full wrapped height
+        y = label.mapTo(window, label.rect().topLeft()).y()
+        assert y > top, (label.objectName(), y, top)
+        assert label.height() >= label.heightForWidth(label.width()) - 1, (label.objectName(), label.height())
+        top = label.mapTo(window, label.rect().bottomLeft()).y()
+    assert window.width() == width

@@ -39,7 +39,11 @@ def test_long_input_gets_a_quiet_hint_and_a_short_one_none(qtbot, panel, tiny_tr
 
     translate_and_wait(qtbot, panel, LONG)
     hint = panel.quality_hint
-    assert hint.isVisible() and hint.objectName() == "hint" and not hint.wordWrap()  # muted, one line
+    from PySide6.QtWidgets import QSizePolicy
+
+    # muted; it wraps to the pane's width instead of being cut at its right edge, and never widens the pane
+    assert hint.isVisible() and hint.objectName() == "hint" and hint.wordWrap()
+    assert hint.sizePolicy().horizontalPolicy() == QSizePolicy.Policy.Ignored
     assert hint.text().startswith("Long input (20 words): this model was trained on sentences of up to ~7 words")
     assert "OPUS-MT" in hint.text() and "Get models" in hint.text()
     assert not [w for w in panel.findChildren(QDialog) if w.isVisible()]  # never a dialog

@@ -98,6 +98,27 @@ def output_html(document: TranslationDocument, running: bool, colours: Theme | N
     return f'<div style="{style}">{"<br>".join(lines)}</div>'
 
 
+SUMMARY_CHARS = 110  # the warning line under the translation: longer lists become counts, the list a tooltip
+
+
+def coverage_summary(coverage: list[list[CoverageWarning]]) -> tuple[str, str]:
+    """(one short line, the details): the warnings of `coverage_lines` on one line when they fit in
+    SUMMARY_CHARS, else counted ("diffuse attention on 80 target tokens"), with every line in the details."""
+    lines = coverage_lines(coverage)
+    if not lines:
+        return "", ""
+    details = "\n".join(lines)
+    joined = " · ".join(line.removeprefix("⚠ ") for line in lines)
+    if len(joined) <= SUMMARY_CHARS:
+        return f"⚠ {joined}", details
+    omitted = sum(w.kind == "omission" for ws in coverage for w in ws)
+    diffuse = sum(w.kind == "diffuse" for ws in coverage for w in ws)
+    parts = ([f"little attention on {omitted} source word{'s' * (omitted != 1)} (possible omission)"] if omitted
+             else []) + ([f"diffuse attention on {diffuse} target token{'s' * (diffuse != 1)} (highlighted)"]
+                         if diffuse else [])
+    return f"⚠ {' · '.join(parts)}: hover for the list", details
+
+
 def coverage_lines(coverage: list[list[CoverageWarning]]) -> list[str]:
     """One line per kind of warning and unit: possible omissions (source words) and diffuse target tokens."""
     lines = []

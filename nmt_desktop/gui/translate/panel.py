@@ -188,7 +188,7 @@ class TranslatePanel(QWidget):
         main.addWidget(bottom)
         main.setStretchFactor(0, 2)
         main.setStretchFactor(1, 5)
-        main.setSizes([230, 520])
+        main.setSizes([top.sizeHint().height(), 520])  # the panes' own wish: OUTPUT_LINES lines of translation
         main.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from nmt_desktop.core.analysis.attention_spread import DIFFUSE_SHARE, diffuse_share
 from nmt_desktop.core.analysis.heads import coverage_warnings
 from nmt_desktop.core.formats.model_card import trained_sentence_words
 
-from .output_html import coverage_lines
+from ..labels import fit_width
+from .output_html import coverage_summary
 
 if TYPE_CHECKING:
     from nmt_desktop.core.analysis.heads import CoverageWarning
@@ -54,9 +55,10 @@ def show_coverage(label: QLabel, translations: Sequence[Translation]) -> list[li
     """Possible omissions and diffuse target tokens per unit (core.analysis.coverage_warnings, best hypothesis),
     written into `label` (hidden when there are none); returns the warnings."""
     coverage = [coverage_warnings(t) for t in translations]
-    lines = coverage_lines(coverage)
-    label.setText("\n".join(lines))
-    label.setVisible(bool(lines))
+    line, details = coverage_summary(coverage)  # one short line; the whole list on hover
+    label.setText(line)
+    label.setToolTip(details)
+    label.setVisible(bool(line))
     return coverage
 
 
@@ -68,8 +70,7 @@ class QualityHint(QLabel):
         super().__init__("")
         panel.translationStarted.connect(self.clear_hint)
         self.setObjectName("hint")
-        self.setWordWrap(False)
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)  # one line: never widens the pane
+        fit_width(self)  # wraps to the pane's width (it was one line cut at the right edge)
         font = self.font()
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.9))
         self.setFont(font)
