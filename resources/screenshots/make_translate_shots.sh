@@ -2,7 +2,8 @@
 # Regenerate the Translate tab's screenshots in the README ("Desktop app"), made by the app itself:
 # translate.png (grid, beam 4, two sentences), focus.png (the focus view of a 20-token sentence, every
 # label readable), translate-dark.png (the dark theme), translate-file.png (File > Translate text file…) and
-# inspect.png (a human translation inspected: one word the model would not choose, the focus view on its tokens).
+# inspect.png (a human translation inspected: one word the model would not choose, the focus view on its tokens)
+# and translate-long.png (a 62-word paragraph: the translation scrolls above its notes).
 #
 #   resources/screenshots/make_translate_shots.sh [MODEL]   # default: the bundled en-de
 #
@@ -24,6 +25,11 @@ export QT_QPA_PLATFORM=offscreen
     --screenshot $OUT/translate-dark.png
 "$APP" gui -m "$MODEL" --theme light --beam 4 --focus L3H2 --text "My brother bought a new bicycle last week." \
     --inspect "Mein Bruder hat letzte Woche ein neues Rad gekauft." --screenshot $OUT/inspect.png
+PARAGRAPH="The committee met on Tuesday to discuss the budget for the coming year and agreed that the new library \
+should open in the spring, although several members argued that the money would be better spent on repairing the \
+roads and the old bridge near the station, which has been closed for months because of the floods that damaged its \
+foundations last winter."
+"$APP" gui -m "$MODEL" --theme light --text "$PARAGRAPH" --screenshot $OUT/translate-long.png
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DOC=$TMP/holiday.txt
