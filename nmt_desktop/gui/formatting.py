@@ -1,4 +1,5 @@
-"""Human-readable durations shared by the panels (training ETA, download ETA); sizes: core.model_dir.human_size."""
+"""Human-readable durations and probabilities shared by the panels (training ETA, download ETA, token
+tooltips); sizes: core.model_dir.human_size."""
 
 from __future__ import annotations
 
@@ -23,3 +24,12 @@ def format_time_left(seconds: float | None) -> str:
     if s >= 60:
         return f"about {s // 60} min {s % 60:02d} s left"
     return f"about {s} s left"
+
+
+def format_prob(p: float) -> str:
+    """A probability as a person reads it, never a nonzero one shown as "0%": 62%, 3.2%, 0.4%, <0.1%."""
+    if p >= 0.1:
+        return f"{p:.0%}"
+    if p >= 0.001:
+        return f"{p:.1%}"
+    return "<0.1%" if p > 0 else "0%"

@@ -181,3 +181,27 @@ def test_long_translation_never_runs_under_its_footer(open_main_window, tiny_mod
         assert label.height() >= label.heightForWidth(label.width()) - 1, (label.objectName(), label.height())
         top = label.mapTo(window, label.rect().bottomLeft()).y()
     assert window.width() == width
+
+
+def test_token_tooltips_keep_word_marks_and_never_say_zero_percent(open_main_window, tiny_model_dir, qtbot):
+    """Issue 29, point 9: the hover tooltip on output tokens dropped the word-start marks and rounded to "0%"."""
+    import re as _re
+
+    from nmt_desktop.gui.formatting import format_prob
+
+    window = open_main_window(tiny_model_dir)
+    translate_by_click(qtbot, window, TEXT)
+    tips = []  # what Qt shows on hover: each text fragment's tooltip in the output's document
+    block = window.translate_panel.output.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            tip = it.fragment().charFormat().toolTip()
+            if tip:
+                tips.append(tip)
+            it += 1
+        block = block.next()
+    assert tips
+    assert not any(_re.search(r"(?<![\d.])0%", tip) for tip in tips), tips  # a nonzero probability is never "0%"
+    assert any("·" in tip for tip in tips), tips  # word starts marked, as in every other view
+    assert [format_prob(p) for p in (0.62, 0.032, 0.004, 0.00001, 0.0)] == ["62%", "3.2%", "0.4%", "<0.1%", "0%"]

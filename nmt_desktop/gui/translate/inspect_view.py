@@ -23,6 +23,7 @@ from nmt_desktop.core.analysis.words import display_piece, display_pieces, word_
 from nmt_desktop.core.decoding.scoring import Disagreement, disagreements
 
 from .. import theme
+from ..formatting import format_prob
 from ..theme import Theme
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def band(prob: float) -> int:
 
 def model_choice(d: Disagreement) -> str:
     """The mark of a disagreement: "model: ·Katze 62%"."""
-    return f"model: {display_piece(d.preferred)} {d.preferred_prob:.0%}"
+    return f"model: {display_piece(d.preferred)} {format_prob(d.preferred_prob)}"
 
 
 def token_index(url: QUrl | str) -> int | None:
@@ -86,7 +87,8 @@ def tokens_html(hyp: Hypothesis, colours: Theme | None = None) -> str:
         tip = f"{piece}: the model gives it {prob:.1%}"
         alts = hyp.alternatives[i] if i < len(hyp.alternatives) else []
         if alts:
-            tip += "   ·   its choices: " + ", ".join(f"{display_piece(a.piece)} {a.prob:.0%}" for a in alts[:5])
+            tip += "   ·   its choices: " + ", ".join(f"{display_piece(a.piece)} {format_prob(a.prob)}"
+                                                       for a in alts[:5])
         mark = marks.get(i)
         underline = "underline" if mark else "none"
         chip = (f'<a href="{LINK}{i}" title="{html.escape(tip, quote=True)}" style="color:{colours.text};'

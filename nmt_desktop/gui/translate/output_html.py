@@ -14,10 +14,11 @@ import html
 import math
 from typing import TYPE_CHECKING, Callable
 
-from nmt_desktop.core.analysis.words import word_groups
+from nmt_desktop.core.analysis.words import display_piece, word_groups
 from nmt_desktop.core.tokenizer import WORD_START
 
 from .. import theme
+from ..formatting import format_prob
 from ..theme import Theme
 from .document_model import TranslationDocument
 
@@ -62,8 +63,10 @@ def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]], colours: Th
     text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
     prob = probability(step.logprob)
     color = colours.text if prob > 0.5 else (colours.warning if prob > 0.2 else colours.error)
-    alternatives = ", ".join(f"{a.piece.lstrip(WORD_START)} {a.prob:.0%}" for a in step.alternatives[:5])
-    tip = html.escape(f"p = {prob:.1%}" + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
+    # the pieces as every other view shows them (word starts marked), no nonzero probability shown as "0%"
+    alternatives = ", ".join(f"{display_piece(a.piece)} {format_prob(a.prob)}" for a in step.alternatives[:5])
+    tip = html.escape(f"{display_piece(piece)}: p = {format_prob(prob)}" + (f"   ·   {alternatives}" if alternatives
+                                                                         else ""), quote=True)
     background = colours.diffuse_background if (unit, step.index) in diffuse else colours.token_background
     return (f'<a href="{token_link(unit, step.index)}" title="{tip}" style="color:{color};'
             f' text-decoration:none; background-color:{background};">{text}</a>')
