@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.model_label)
 
         self.models_panel.modelLoaded.connect(self._on_model_loaded)
+        self.translate_panel.model_picker.modelChosen.connect(self.load_model)
         self.models_panel.loadFailed.connect(self._on_load_failed)
         self.models_panel.loadingChanged.connect(self._update_busy)
         self.translate_panel.busyChanged.connect(self._update_busy)
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
 
         on_unexpected_error(self._on_unexpected_error)
         self._restore_settings()
+        self._refresh_model_picker()
         # Everything imported and built so far (torch, Qt wrappers, pyqtgraph: ~10^5 objects) lives as long as the
         # app: moved out of the collector's view, a full collection no longer walks it on the GUI thread.
         gc.freeze()
@@ -236,15 +238,23 @@ class MainWindow(QMainWindow):
         self.settings.set("last_model", str(info.path))
         self.settings.add_recent_model(str(info.path))
         self.statusBar().showMessage(f"Loaded {info.name}", 5000)
+        self._refresh_model_picker()
         self.modelChanged.emit(info)
+
+    def _refresh_model_picker(self) -> None:
+        """The Translate tab's model picker lists what the Models tab offers, the loaded model selected."""
+        self.translate_panel.model_picker.set_models(self.models_panel.picker_models(),
+                                                     self.info.path if self.info is not None else None)
 
     def _on_trained_model(self, path: str) -> None:
         """A training run ended: its model joins the model picker (recent models), one click loads it."""
         self.settings.add_recent_model(path)
         self.models_panel.set_recent(self.settings.recent_models)
+        self._refresh_model_picker()
         self.statusBar().showMessage(f"Trained model ready: {path}", 10000)
 
     def _on_load_failed(self, path: str, message: str) -> None:
+        self._refresh_model_picker()  # the picker shows the model still loaded, not the one that failed
         if self.info is None:
             self.empty_state.set_loading(None)
         self._report_error(message, "Cannot load model")

@@ -57,7 +57,7 @@ def _same_path(a: str | Path, b: str | Path) -> bool:
         return str(a) == str(b)
 
 
-def _recent_label(path: str) -> str:
+def model_label(path: str) -> str:
     """A model's name in the list; a training run's `RUN/best` or `RUN/last` shows as "RUN (best)"."""
     p = Path(path)
     return f"{p.parent.name} ({p.name})" if p.name in ("best", "last") and p.parent.name else p.name
@@ -202,12 +202,19 @@ class ModelsPanel(QWidget):
         self._picked = None
         self.recent_list.clear()
         for path in self.recent:
-            item = QListWidgetItem(_recent_label(path))
+            item = QListWidgetItem(model_label(path))
             item.setData(Qt.UserRole, path)
             item.setToolTip(path)
             self._mark_loaded(item, path)
             self.recent_list.addItem(item)
         self.info_view.setHtml(info_html(self.info))
+
+    def picker_models(self) -> list[tuple[str, str]]:
+        """(label, path) of every model to offer for translating: recently used first, then the bundled and
+        installed ones (the Translate tab's model picker)."""
+        listed = [(model_label(p), p) for p in self.recent]
+        listed += [(p.name, str(p)) for p in bundled_models() + installed_models()]
+        return listed
 
     def set_recent(self, paths: list[str]) -> None:
         self.recent = list(paths)

@@ -205,3 +205,26 @@ def test_token_tooltips_keep_word_marks_and_never_say_zero_percent(open_main_win
     assert not any(_re.search(r"(?<![\d.])0%", tip) for tip in tips), tips  # a nonzero probability is never "0%"
     assert any("·" in tip for tip in tips), tips  # word starts marked, as in every other view
     assert [format_prob(p) for p in (0.62, 0.032, 0.004, 0.00001, 0.0)] == ["62%", "3.2%", "0.4%", "<0.1%", "0%"]
+
+
+def test_model_picker_on_the_translate_tab_switches_and_retranslates(open_main_window, tiny_model_dir, french_model,
+                                                                      qtbot):
+    """Issue 29, "a model picker on the Translate tab": recently used models first; picking one (stepping the
+    combo as the keyboard does, then activating it) loads it and translates the text again with it."""
+    window = open_main_window(tiny_model_dir)
+    load_by_menu(qtbot, window, french_model)  # two recent models now: French first, the tiny one second
+    load_by_menu(qtbot, window, tiny_model_dir)
+    panel, picker = window.translate_panel, window.translate_panel.model_picker
+    translate_by_click(qtbot, window, TEXT)
+    labels = [picker.itemText(i) for i in range(picker.count())]
+    assert labels[:2] == [tiny_model_dir.name, french_model.name], labels  # most recent first
+    assert picker.currentIndex() == 0
+    picker.setCurrentIndex(1)
+    picker.activated.emit(1)  # what a click on the item or Enter on it sends
+    qtbot.waitUntil(lambda: window.info is not None and window.info.path.name == french_model.name
+                    and not window.models_panel.loading, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: not panel.running and bool(panel.sentences) and panel.sentences[0].translation is not None,
+                    timeout=TIMEOUT_MS)
+    expected = Translator.load(french_model).translate(TEXT, panel.last_config or DecodeConfig())
+    assert panel.output_text() == expected.text and panel.target_lang.text() == "French (fr)"
+    assert picker.currentText() == french_model.name and picker.itemText(0) == french_model.name

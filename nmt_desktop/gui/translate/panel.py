@@ -26,6 +26,7 @@ from .document_model import TranslatedUnit, TranslationDocument
 from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
 from ..labels import set_fitting_text
+from .model_picker import ModelPicker
 from .output_pane import build_output_pane
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
@@ -130,7 +131,12 @@ class TranslatePanel(QWidget):
         src_box = QFrame()
         src_box.setObjectName("pane")
         sl = QVBoxLayout(src_box)
-        sl.addWidget(self.source_lang)
+        self.model_picker = ModelPicker()  # filled by the window from the Models tab (model_picker.py)
+        title = QHBoxLayout()
+        title.addWidget(self.source_lang)
+        title.addStretch(1)
+        title.addWidget(self.model_picker)
+        sl.addLayout(title)
         sl.addWidget(self.source, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.as_you_type)
