@@ -215,6 +215,11 @@ class AttentionView(QtWidgets.QWidget):
         if not self.focus_view.isHidden():
             self._refresh_focus()
 
+    @property
+    def streaming(self) -> bool:
+        """True between `begin` and the next `set_translation` or `clear`: `append_step` adds rows."""
+        return self._streaming
+
     def clear(self, message: str = "") -> None:
         """Show nothing, and say why in the toolbar (a failed translation, another model): never the attention
         of a text or model the pane no longer names."""

@@ -228,3 +228,18 @@ def test_model_picker_on_the_translate_tab_switches_and_retranslates(open_main_w
     expected = Translator.load(french_model).translate(TEXT, panel.last_config or DecodeConfig())
     assert panel.output_text() == expected.text and panel.target_lang.text() == "French (fr)"
     assert picker.currentText() == french_model.name and picker.itemText(0) == french_model.name
+
+
+def test_steps_arriving_while_the_view_shows_something_else_restart_the_stream(open_main_window, tiny_model_dir,
+                                                                                 qtbot):
+    """Found by the monkey test: a step of the shown unit arriving while the attention view showed something
+    else (an inspected translation, a cleared grid) raised "append_step() called without begin()"."""
+    window = open_main_window(tiny_model_dir)
+    panel = window.translate_panel
+    panel.options.min_length.setValue(30)
+    panel.source.setPlainText(TEXT)
+    QTest.mouseClick(panel.translate_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: panel.view.painted_rows() >= 2, timeout=TIMEOUT_MS)
+    panel.view.clear()  # what a result shown meanwhile does to the streaming view
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
+    assert panel.view.data().target_tokens == list(panel.sentences[0].translation.best.tokens)

@@ -337,7 +337,10 @@ class TranslatePanel(QWidget):
             self.statusMessage.emit(f"Translating sentence {index + 1} of {total}…" if total > 1
                                     else "Translating…")
         elif index == self.document.shown and step.cross_attention is not None:
-            self.view.append_step(step.piece, step.cross_attention)
+            if self.view.streaming:
+                self.view.append_step(step.piece, step.cross_attention)
+            else:  # the view shows something else meanwhile (an inspected translation, a cleared grid)
+                self._show_streaming(index)
         if not self._render_timer.isActive():
             self._render_timer.start()
 
