@@ -231,15 +231,33 @@ def test_model_picker_on_the_translate_tab_switches_and_retranslates(open_main_w
 
 
 def test_steps_arriving_while_the_view_shows_something_else_restart_the_stream(open_main_window, tiny_model_dir,
-                                                                                 qtbot):
+                                                                                 qtbot, monkeypatch):
     """Found by the monkey test: a step of the shown unit arriving while the attention view showed something
-    else (an inspected translation, a cleared grid) raised "append_step() called without begin()"."""
+    else (an inspected translation, a grid cleared by a failure) raised "append_step() called without begin()"."""
+    import time
+
+    _stream = Translator.stream_document
+
+    class Slow:  # the core's document stream, one step every 30 ms, so the clear surely lands mid-stream
+        def __init__(self, document):
+            self.document = document
+
+        def __getattr__(self, name):
+            return getattr(self.document, name)
+
+        def __iter__(self):
+            for item in self.document:
+                time.sleep(0.03)
+                yield item
+
+    monkeypatch.setattr(Translator, "stream_document", lambda self, *a, **k: Slow(_stream(self, *a, **k)))
     window = open_main_window(tiny_model_dir)
     panel = window.translate_panel
-    panel.options.min_length.setValue(30)
+    panel.options.min_length.setValue(20)
     panel.source.setPlainText(TEXT)
     QTest.mouseClick(panel.translate_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: panel.view.painted_rows() >= 2, timeout=TIMEOUT_MS)
+    assert panel.running
     panel.view.clear()  # what a result shown meanwhile does to the streaming view
     qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert panel.view.data().target_tokens == list(panel.sentences[0].translation.best.tokens)
