@@ -1,5 +1,5 @@
-"""The desktop process's one way in and one way out: every entry (`nmt-desktop`, `gui --screenshot`,
-`--self-test`, the screenshot and benchmark scripts) runs inside `running_app()`, and every way it ends
+"""The desktop process's one way in and one way out: every entry (`nmt-desktop`, `gui`, `gui --screenshot`,
+`--self-test`) runs inside `running_app()` (scripts that build a window call `close_down()`), and every way it ends
 (the window closed, File > Quit, a headless run's success or error, Ctrl+C, SIGTERM, an exception)
 goes through `close_down()`.
 
