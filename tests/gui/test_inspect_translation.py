@@ -110,7 +110,7 @@ def test_inspecting_a_changed_translation(qtbot, window) -> None:
 
     # the Alternatives tab shows the first disagreement; hovering a token lists the model's alternatives there
     assert panel.alternatives_view.step.index == marks[0].index
-    box.view.tokenHovered.emit(changed)
+    box.view.tokenHovered.emit(0, changed)
     assert panel.alternatives_view.step.index == changed
     assert panel.alternatives_view.step.alternatives[0].piece == mark.preferred
     assert shown[changed] in panel.alternatives_view.title.text()
@@ -258,3 +258,76 @@ def test_ctrl_enter_in_the_box_inspects_and_does_not_translate(qtbot, window) ->
     with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS):
         qtbot.keyClick(box.editor, Qt.Key_Return, Qt.ControlModifier)
     assert not started and box.editor.toPlainText() == "rot hund rennt"  # no line break typed either
+
+
+# -- several lines: scored line by line, as the Translate tab translated them (issue 29, point 5) ------------
+
+LINES = "red cat runs\nblue dog sleeps\ngreen bird eats"
+
+
+@pytest.mark.parametrize("mode", [0, 1])  # greedy, beam search
+def test_the_models_own_multi_line_translation_scores_what_it_scored(qtbot, window, mode) -> None:
+    panel, box, analysis = window.translate_panel, window.translate_panel.inspect_box, window.analysis_panel
+    panel.options.mode.setCurrentIndex(mode)
+    panel.source.setPlainText(LINES)
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        panel.translate_button.click()
+    units = [u.translation for u in panel.sentences]
+    assert len(units) == 3
+    box.use_model_button.click()
+    assert box.editor.toPlainText() == "\n".join(t.text for t in units)
+    with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
+        box.inspect_button.click()
+    result = inspected.args[0]
+    assert [p.line for p in result.pairs] == [0, 1, 2] and result.model_source == "the Translate tab"
+    assert [p.given.best.token_ids for p in result.pairs] == [t.best.token_ids for t in units]
+    decoded = sum(t.best.logprob for t in units)  # what the model scored its own translation when it made it
+    given, model = result.score("given"), result.score("model")
+    assert given.logprob == pytest.approx(decoded, abs=1e-3) and model.logprob == pytest.approx(decoded, abs=1e-3)
+    assert given.tokens == sum(len(t.best.token_logprobs) for t in units)
+    assert box.view.your_score.text().split(": ", 1)[1] == box.view.model_score.text().split(": ", 1)[1]
+    assert "in 3 sentences" in box.view.your_score.text()
+    if mode == 0:  # greedy: every token was the model's first choice
+        assert not result.disagreements and "agrees with all" in box.view.summary.text()
+    # each line's tokens on a line of their own
+    assert box.view.tokens.toPlainText().count("\n") == 2
+
+    # hovering a token of the third line shows that line's attention, and says which of the three it is
+    box.view.tokenHovered.emit(2, 0)
+    assert panel.view.data().target_tokens == result.pairs[2].given.best.tokens
+    assert panel.view.status_label.text() == f"Showing {GIVEN}, sentence 3 of 3"
+    assert panel.alternatives_view.step.index == 0
+    # "Show" beside the model's score: the Analysis title says whose translation it shows
+    box.view.show_buttons[MODEL].click()
+    assert analysis.translation is result.pairs[2].model
+    assert analysis.title.text().startswith("The model's translation (scored):")
+    box.view.show_buttons[GIVEN].click()
+    assert analysis.title.text().startswith("Your translation (inspected):")
+
+
+def test_a_translation_with_other_line_breaks_is_one_pair_and_says_so(qtbot, window) -> None:
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    panel.source.setPlainText("red cat runs\nblue dog sleeps")
+    box.editor.setPlainText("rot katze rennt blau hund schlaeft")
+    with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
+        box.inspect_button.click()
+    result = inspected.args[0]
+    assert len(result.pairs) == 1 and result.model_source == "greedy decoding"
+    assert "has 1 lines and the source 2: scored as one sentence pair" in box.view.summary.text()
+    assert result.given.source == "red cat runs blue dog sleeps"
+
+
+def test_an_edited_line_is_rescored_and_the_others_keep_the_models_ids(qtbot, window) -> None:
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    panel.source.setPlainText("red cat runs\nblue dog sleeps")
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        panel.translate_button.click()
+    first, second = (u.translation for u in panel.sentences)
+    box.editor.setPlainText(f"{one_word_changed(first.text)}\n{second.text}")
+    with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
+        box.inspect_button.click()
+    result = inspected.args[0]
+    assert result.pairs[1].given.best.token_ids == second.best.token_ids
+    assert result.pairs[0].given.best.token_ids != first.best.token_ids
+    assert result.disagreements and {p for p, _ in result.disagreements} == {0}
+    assert result.shown == 0 and panel.view.data().target_tokens == result.pairs[0].given.best.tokens

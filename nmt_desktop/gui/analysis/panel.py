@@ -74,14 +74,18 @@ class AnalysisPanel(QWidget):
         card = (_info.card if _info is not None else {}) or getattr(translator, "card", {})  # its alignment reading
         self.alignment.set_translator(translator, card)
 
-    def set_translation(self, translation: Translation | None, cfg: DecodeConfig | None = None) -> None:
-        """Analyse one finished sentence (a core Translation decoded with attention)."""
+    def set_translation(self, translation: Translation | None, cfg: DecodeConfig | None = None,
+                        who: str = "") -> None:
+        """Analyse one finished sentence (a core Translation decoded with attention); `who` names a scored one
+        ("your translation (inspected)", "the model's translation (scored)")."""
         if translation is None or translation.attention is None or translation.attention.shape[2] == 0:
             self.title.setText("This translation has no attention to analyse.")
             return
         self.translation = translation
-        who = "Your translation (inspected): " if translation.best.forced else ""  # scored, not decoded
-        set_fitting_text(self.title, f"{who}“{translation.source}”  →  “{translation.text}”")
+        if translation.best.forced and not who:
+            who = "your translation (inspected)"  # scored, not decoded
+        said = f"{who[:1].upper()}{who[1:]}: " if who else ""
+        set_fitting_text(self.title, f"{said}“{translation.source}”  →  “{translation.text}”")
         self.stats.set_translation(translation)
         self.ablation.set_translation(translation, cfg)
         self.alignment.set_translation(translation)
@@ -129,4 +133,5 @@ def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslateP
     translate_panel.sentence_list.currentRowChanged.connect(sentence_selected)
     translate_panel.alternativeForced.connect(panel.force_alternative)
     translate_panel.inspect_box.showTranslation.connect(  # "Inspect this translation": yours, or the model's
-        lambda translation, _which: panel.set_translation(translation, getattr(translate_panel, "last_config", None)))
+        lambda translation, which: panel.set_translation(translation, getattr(translate_panel, "last_config", None),
+                                                         which))

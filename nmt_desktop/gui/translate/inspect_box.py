@@ -1,5 +1,6 @@
 """The Translate tab's "Your translation" pane: type, paste or edit a translation of one's own, then
-"Inspect this translation" scores it with the model (`Translator.score`, teacher forcing) on a worker thread.
+"Inspect this translation" scores it with the model (`Translator.score_batch`, teacher forcing) on a worker
+thread, sentence pair by sentence pair as the Translate tab translates the source (inspect_pairs.py).
 
 Why a pane of its own: a reference, a draft or a student's answer is read the way the model reads it:
 how probable each token is, where the model would have said something else, which source words each
@@ -12,16 +13,15 @@ status line (and `failed` for the window's error box); the GUI thread never wait
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from nmt_desktop.core.config import DecodeConfig
-
 from ..analysis.job import JobView
-from .inspect_view import GIVEN, InspectResult, InspectView
+from .inspect_pairs import SCORE_CONFIG, InspectResult, ModelUnit, score_text
+from .inspect_view import GIVEN, InspectView
 from .source_edit import SourceEdit
 
 if TYPE_CHECKING:
@@ -29,24 +29,7 @@ if TYPE_CHECKING:
 
     from .panel import TranslatePanel
 
-# what scoring records: the top-5 alternatives of each position and every attention the views can show
-SCORE_CONFIG = DecodeConfig(alternatives=5, attention=True, self_attention=True)
-
-
-def one_line(text: str) -> str:
-    """A pasted text as one sentence pair's side: line breaks and runs of spaces become one space."""
-    return " ".join(text.split())
-
-
-def score_pair(translator: Translator, source: str, target: str, model_ids: Sequence[int] | None) -> InspectResult:
-    """Worker thread: score `target` and the model's translation (`model_ids`, else a greedy decoding) of
-    `source` in one batch, so both sentence scores come from the same model and the same forcing."""
-    how = "the Translate tab"
-    if model_ids is None:
-        model_ids = translator.translate(source, DecodeConfig(alternatives=0)).best.token_ids
-        how = "greedy decoding"
-    given, model = translator.score_batch([(source, target), (source, list(model_ids))], SCORE_CONFIG)
-    return InspectResult(given, model, how)
+__all__ = ["SCORE_CONFIG", "InspectBox", "TranslationEdit"]
 
 
 class TranslationEdit(SourceEdit):
@@ -170,34 +153,40 @@ class InspectBox(JobView):
     def inspect(self) -> int:
         """Score the editor's translation of the Translate tab's source; returns the request id (0: refused,
         the reason in the status line)."""
-        source = one_line(self.panel.source.toPlainText()) if self.panel is not None else ""
-        target = one_line(self.editor.toPlainText())
+        source = self.panel.source.toPlainText() if self.panel is not None else ""
+        target = self.editor.toPlainText()
         problem = ("no model is loaded: open a model first" if self.translator is None
-                   else "the source is empty: type the sentence your translation translates" if not source
+                   else "the source is empty: type the sentence your translation translates" if not source.strip()
                    else "your translation is empty: type or paste one, or use the model's translation"
-                   if not target else "")
+                   if not target.strip() else "")
         if problem:
             self.show_status(f"{self.failure}: {problem}.")
             return 0
-        translator, model_ids = self.translator, self._model_ids(source)
-        return self.run_job(lambda: score_pair(translator, source, target, model_ids), self._on_scored,
+        translator, model_units = self.translator, self._model_units()
+        return self.run_job(lambda: score_text(translator, source, target, model_units), self._on_scored,
                             "Scoring your translation…")
 
-    def _model_ids(self, source: str) -> list[int] | None:
-        """The token ids of the Translate tab's finished translation when it translates this very source."""
-        units = self.panel.sentences if self.panel is not None else []
-        if len(units) == 1 and units[0].translation is not None and one_line(units[0].text) == source:
-            return list(units[0].translation.best.token_ids)
-        return None
+    def _model_units(self) -> list[ModelUnit]:
+        """The Translate tab's finished units (their source text, translation and token ids): the model's own
+        translation of every unit whose source is still the same."""
+        units = self.panel.sentences if self.panel is not None and not self.panel.running else []
+        return [ModelUnit(u.unit.line, u.text, u.translation.text, tuple(u.translation.best.token_ids))
+                for u in units if u.translation is not None]
 
     def _on_scored(self, result: InspectResult) -> None:
         self.result = result
         self.view.show_result(result)
         self.show_status("")
-        self.show_translation(GIVEN)
         marks = result.disagreements  # the Alternatives tab: the first disagreement, else the least probable token
-        logprobs = result.given.best.token_logprobs
-        self._show_step(marks[0].index if marks else min(range(len(logprobs)), key=logprobs.__getitem__))
+        if marks:
+            pair, index = marks[0][0], marks[0][1].index
+        else:
+            pair = 0
+            logprobs = result.pairs[0].given.best.token_logprobs
+            index = min(range(len(logprobs)), key=logprobs.__getitem__)
+        result.shown = pair
+        self.show_translation(GIVEN)
+        self._show_step(pair, index)
         self.inspected.emit(result)
 
     def _on_failed(self, request_id: int, message: str) -> None:
@@ -220,11 +209,19 @@ class InspectBox(JobView):
         if self.panel is None or translation.best.attention is None:
             return
         self.panel.view.set_translation(translation)
-        self.panel.view.status_label.setText(f"Showing {which}")
+        several = self.result is not None and len(self.result.pairs) > 1
+        where = f", sentence {self.result.shown + 1} of {len(self.result.pairs)}" if several else ""
+        self.panel.view.status_label.setText(f"Showing {which}{where}")
 
-    def _show_step(self, index: int) -> None:
-        if self.panel is None or self.result is None or self.translator is None:
+    def _show_step(self, pair: int, index: int) -> None:
+        """A token of pair `pair` hovered or clicked: the views show that pair, the Alternatives tab the token."""
+        if self.panel is None or self.result is None or self.translator is None \
+                or not 0 <= pair < len(self.result.pairs):
             return
+        if pair != self.result.shown:
+            self.result.shown = pair
+            if self.shown:
+                self.show_translation(self.shown)
         steps = self.result.given.best.steps(self.translator.config.eos_id)
         if 0 <= index < len(steps):
             self.panel.show_alternatives(steps[index])

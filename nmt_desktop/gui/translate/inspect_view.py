@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QUrl, Signal, SignalInstance
@@ -24,31 +23,21 @@ from nmt_desktop.core.decoding.scoring import Disagreement, disagreements
 
 from .. import theme
 from ..formatting import format_prob
+from ..labels import fit_width, set_fitting_text
 from ..theme import Theme
+from .inspect_pairs import InspectResult, TextScore
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Hypothesis, Translation
+    from nmt_desktop.core.decoding.translator import Hypothesis
 
 BAND_FLOORS = (0.9, 0.5, 0.2, 0.05, 0.0)  # lower bound of each probability band, high to low
 BAND_LABELS = ("≥90%", "50–90", "20–50", "5–20", "<5%")
 LIGHT_BANDS = ("#bbf7d0", "#d9f99d", "#fef08a", "#fed7aa", "#fecaca")  # green -> red behind dark text
 DARK_BANDS = ("#14532d", "#3f6212", "#713f12", "#7c2d12", "#7f1d1d")  # green -> red behind light text
-LINK = "given:"  # a token's anchor: "given:INDEX"
+LINK = "given:"  # a token's anchor: "given:PAIR:INDEX"
 GIVEN = "your translation (inspected)"  # what the attention views show, in the words they say it
 MODEL = "the model's translation (scored)"
 
-
-@dataclass
-class InspectResult:
-    """A given translation scored by the model, beside the model's own translation of the same source."""
-
-    given: Translation  # the person's translation, teacher-forced (hypothesis `forced`)
-    model: Translation  # the model's translation of the same source, teacher-forced the same way
-    model_source: str  # where the model's translation came from: "the Translate tab" or "greedy decoding"
-
-    @property
-    def disagreements(self) -> list[Disagreement]:
-        return disagreements(self.given.best)
 
 
 def bands(colours: Theme) -> tuple[str, ...]:
@@ -66,14 +55,23 @@ def model_choice(d: Disagreement) -> str:
     return f"model: {display_piece(d.preferred)} {format_prob(d.preferred_prob)}"
 
 
-def token_index(url: QUrl | str) -> int | None:
-    """The target position of a token anchor ("given:3" -> 3), None for anything else."""
+def token_index(url: QUrl | str) -> tuple[int, int] | None:
+    """The pair and target position of a token anchor ("given:1:3" -> (1, 3)), None for anything else."""
     text = url.toString() if isinstance(url, QUrl) else url
-    rest = text[len(LINK):] if text.startswith(LINK) else ""
-    return int(rest) if rest.isdigit() else None
+    parts = text[len(LINK):].split(":") if text.startswith(LINK) else []
+    return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
 
 
-def tokens_html(hyp: Hypothesis, colours: Theme | None = None) -> str:
+def result_html(result: InspectResult, colours: Theme | None = None) -> str:
+    """Every pair's chips: a line of the source per paragraph, the sentences of a line side by side."""
+    lines: dict[int, list[str]] = {}
+    for p, pair in enumerate(result.pairs):
+        lines.setdefault(pair.line, []).append(tokens_html(pair.given.best, colours, p))
+    body = "".join(f"<p>{' '.join(chips)}</p>" for chips in lines.values())
+    return f'<div style="font-size:12pt; line-height:165%;">{body}</div>'
+
+
+def tokens_html(hyp: Hypothesis, colours: Theme | None = None, pair: int = 0) -> str:
     """The hypothesis' tokens (display form) as chips coloured by probability; a disagreement is underlined
     and followed by the model's choice in superscript. A space (a line break point) only before a word."""
     colours = colours or theme.current()
@@ -91,13 +89,13 @@ def tokens_html(hyp: Hypothesis, colours: Theme | None = None) -> str:
                                                        for a in alts[:5])
         mark = marks.get(i)
         underline = "underline" if mark else "none"
-        chip = (f'<a href="{LINK}{i}" title="{html.escape(tip, quote=True)}" style="color:{colours.text};'
+        chip = (f'<a href="{LINK}{pair}:{i}" title="{html.escape(tip, quote=True)}" style="color:{colours.text};'
                 f' text-decoration:{underline}; background-color:{fills[band(prob)]};">{html.escape(piece)}</a>')
         if mark:
             choice = html.escape(model_choice(mark)).replace(" ", "&nbsp;")  # one unbreakable mark
             chip += f'<sup style="color:{colours.error};">&nbsp;{choice}</sup>'
         out.append((" " if i and starts[i] else "") + chip)
-    return f'<div style="font-size:12pt; line-height:165%;">{"".join(out)}</div>'
+    return "".join(out)
 
 
 class Legend(QWidget):
@@ -127,27 +125,29 @@ class Legend(QWidget):
         return [label.styleSheet().split(";")[0].split(":")[1] for label in self.swatches[1:]]
 
 
-def score_text(who: str, hyp: Hypothesis) -> str:
-    """"Your translation: log-prob -12.18 · perplexity 20.93 · 4 tokens"."""
-    return f"{who}: log-prob {hyp.logprob:.2f} · perplexity {hyp.perplexity:.2f} · {len(hyp.token_logprobs)} tokens"
+def score_text(who: str, score: TextScore, pairs: int = 1) -> str:
+    """"Your translation: log-prob -12.18 · perplexity 20.93 · 4 tokens" (", 3 sentences" when several)."""
+    sentences = f" in {pairs} sentences" if pairs > 1 else ""
+    return f"{who}: log-prob {score.logprob:.2f} · perplexity {score.perplexity:.2f} · {score.tokens} tokens{sentences}"
 
 
 def summary(result: InspectResult) -> str:
     """One line: how many of the given tokens the model would have chosen otherwise."""
-    n, total = len(result.disagreements), len(result.given.best.tokens)
+    n, total = len(result.disagreements), sum(len(pair.given.best.tokens) for pair in result.pairs)
+    note = f" {result.note}" if result.note else ""
     if n == 0:
-        return f"The model's first choice agrees with all {total} tokens."
-    return f"The model's first choice differs at {n} of {total} tokens: underlined, its choice above."
+        return f"The model's first choice agrees with all {total} tokens.{note}"
+    return f"The model's first choice differs at {n} of {total} tokens: underlined, its choice above.{note}"
 
 
 class InspectView(QWidget):
     """The rendered result: `tokens` (a QTextBrowser of chips), `legend` (the colour key, for the pane's header),
     `summary`, and a row per sentence score (`your_score`, `model_score`) with a checkable "Show" button
     (`show_buttons[GIVEN]`, `show_buttons[MODEL]`) asking for that translation in the attention views
-    (`showRequested`). `tokenHovered(i)` / `tokenClicked(i)` name a target position."""
+    (`showRequested`). `tokenHovered(pair, i)` / `tokenClicked(pair, i)` name a target position of a pair."""
 
-    tokenHovered = Signal(int)
-    tokenClicked = Signal(int)
+    tokenHovered = Signal(int, int)
+    tokenClicked = Signal(int, int)
     showRequested = Signal(str)  # GIVEN or MODEL
 
     def __init__(self, parent: QWidget | None = None):
@@ -161,11 +161,12 @@ class InspectView(QWidget):
         self.tokens.highlighted.connect(lambda url: self._emit(self.tokenHovered, url))
         self.tokens.anchorClicked.connect(lambda url: self._emit(self.tokenClicked, url))
         self.legend = Legend()
-        self.summary = QLabel("")
+        self.summary = fit_width(QLabel(""))  # a note on pairing may follow
         self.your_score = QLabel("")
         self.model_score = QLabel("")
-        self.your_score.setToolTip("Sentence log-probability of your translation (the sum over its tokens, </s> "
-                                   "included) and its perplexity, exp(-log-prob / tokens): lower is more expected")
+        self.your_score.setToolTip("Log-probability of your translation (the sum over its tokens, </s> included, "
+                                   "and over its sentences, each scored as the Translate tab translates it) and its "
+                                   "perplexity, exp(-log-prob / tokens): lower is more expected")
         self.show_buttons: dict[str, QToolButton] = {}
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
@@ -192,8 +193,10 @@ class InspectView(QWidget):
 
     @property
     def pieces(self) -> list[str]:
-        """The shown tokens as they read (display_pieces of the given translation)."""
-        return display_pieces(self.result.given.best.tokens) if self.result is not None else []
+        """The shown tokens as they read (display_pieces of the given translation, every pair's in turn)."""
+        if self.result is None:
+            return []
+        return [piece for pair in self.result.pairs for piece in display_pieces(pair.given.best.tokens)]
 
     def show_result(self, result: InspectResult) -> None:
         self.result = result
@@ -216,15 +219,17 @@ class InspectView(QWidget):
         if self.result is None:
             self.tokens.clear()
             return
-        self.tokens.setHtml(tokens_html(self.result.given.best))
-        self.summary.setText(summary(self.result))
-        self.your_score.setText(score_text("Your translation", self.result.given.best))
-        self.model_score.setText(score_text("Model's translation", self.result.model.best))
+        result, pairs = self.result, len(self.result.pairs)
+        self.tokens.setHtml(result_html(result))
+        set_fitting_text(self.summary, summary(result))
+        self.your_score.setText(score_text("Your translation", result.score("given"), pairs))
+        self.model_score.setText(score_text("Model's translation", result.score("model"), pairs))
+        model_text = " ".join(pair.model.text for pair in result.pairs)
         self.model_score.setToolTip(f"The same two numbers for the model's own translation of this source "
-                                    f"(from {self.result.model_source}), scored the same way by the same model: "
-                                    f"“{self.result.model.text}”")
+                                    f"(from {result.model_source}), scored the same way by the same model: "
+                                    f"“{model_text}”")
 
     def _emit(self, signal: SignalInstance, url: QUrl) -> None:
-        index = token_index(url)
-        if index is not None:
-            signal.emit(index)
+        where = token_index(url)
+        if where is not None:
+            signal.emit(*where)
