@@ -10,6 +10,11 @@ every other source token. `TokenAxis` draws one label per token itself, and `fit
 When even `FLOOR_PT` does not fit, `TickFit.fits` is False and `min_px` says how many pixels a token needs:
 the owner (focus_view.py) then gives the plot that minimum size inside a scroll area. `painted` lists
 what the last paint drew (label and its box), so tests check the labels drawn, not the ones asked for.
+
+Labels may reach past the axis' own box: a new fit can be painted before the layout gives the axis its new
+thickness, and the end labels of a bottom axis stick out sideways. `boundingRect` covers all of it, so the
+scene repaints (and clears) everywhere a label was: otherwise clipped copies ("Da", "te") stayed beside the
+axes after a resize until something covered the plot.
 """
 
 from __future__ import annotations
@@ -98,19 +103,48 @@ class TokenAxis(pg.AxisItem):
         self.base_font = QtGui.QFont()
         self.fit = TickFit(self.base_font.pointSizeF(), False, 30, True, 0.0)
         self.painted: list[tuple[str, QtCore.QRectF]] = []  # what the last paint drew: label, its box
+        self._reach = (0.0, 0.0)  # (across, along): px the labels need away from the plot and along the axis
         self.setToolTip(TOKEN_LEGEND)
 
     def set_labels(self, labels: Sequence[str]) -> None:
         self.labels = [elide(t) for t in labels]
         self.setTicks([[(i + 0.5, t) for i, t in enumerate(self.labels)], []])
+        self._measure_reach()
+
+    def _offset(self) -> float:
+        vertical = self.orientation in ("left", "right")
+        return max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0 if vertical else 1]
+
+    def _measure_reach(self) -> None:
+        """How far the labels drawn with the current fit reach (see boundingRect); tells the scene first."""
+        metrics = _metrics(self.base_font, self.fit.point_size)
+        widest = max((metrics.horizontalAdvance(t) for t in self.labels), default=0.0)
+        height = metrics.height()
+        if self.orientation in ("left", "right") or self.fit.rotated:
+            reach = (widest + self._offset() + _PAD, height / 2 + 1)
+        else:
+            reach = (height + self._offset() + _PAD, widest / 2 + 1)
+        if reach != self._reach:
+            self.prepareGeometryChange()
+            self._reach = reach
+
+    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt name)
+        """The axis' box, grown to wherever its labels are painted (a thickness still to come, end labels)."""
+        rect = super().boundingRect()
+        own = self.mapRectFromParent(self.geometry())
+        across, along = self._reach
+        if self.orientation == "left":
+            return rect.adjusted(-max(0.0, across - own.width()), -along, 0, along)
+        if self.orientation == "bottom":
+            return rect.adjusted(-along, 0, along, max(0.0, across - own.height()))
+        return rect
 
     def apply_fit(self, px_per_token: float) -> TickFit:
         """Choose and set font, rotation and thickness for `px_per_token` pixels per token."""
-        offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0 if self.orientation in
-                                                                                   ("left", "right") else 1]
-        fit = fit_labels(self.labels, px_per_token, self.base_font, self.orientation, offset, self.fit.rotated)
+        fit = fit_labels(self.labels, px_per_token, self.base_font, self.orientation, self._offset(), self.fit.rotated)
         if fit != self.fit:
             self.fit = fit
+            self._measure_reach()
             font = QtGui.QFont(self.base_font)
             font.setPointSizeF(fit.point_size)
             self.setStyle(tickFont=font)
