@@ -27,6 +27,7 @@ from PySide6.QtCore import Signal
 
 from nmt_desktop.core.analysis.attention_data import KIND_TITLES, KINDS, AttentionData
 from nmt_desktop.core.analysis.head_names import head_name, layer_name
+from nmt_desktop.core.analysis.words import word_ids
 
 from . import export, theme
 from .focus_view import FocusView
@@ -60,6 +61,8 @@ class AttentionView(QtWidgets.QWidget):
     toggle; colour scale combo; a focus view (large heatmap) shown on cell click."""
 
     cellActivated = Signal(int, int)  # (layer, head); head == -1 for a layer average, (-1, -1) overall
+    pointerMoved = Signal(int, int)  # (target token, source token) under the pointer in any heatmap; -1: none
+    cellSelected = Signal(int, int)  # the same, clicked in the focus view
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -146,7 +149,8 @@ class AttentionView(QtWidgets.QWidget):
         self.kind_combo.currentIndexChanged.connect(lambda i: self.set_kind(self.kind_combo.itemData(i)))
         self.merge_check.toggled.connect(self.set_merge_words)
         self.scale_combo.currentIndexChanged.connect(lambda i: self.set_color_scale(self.scale_combo.itemData(i)))
-        self.focus_view.hovered.connect(self._set_highlight)
+        self.focus_view.hovered.connect(self._pointer_at)
+        self.focus_view.clicked.connect(lambda row, col: self.cellSelected.emit(*self._to_tokens(row, col)))
         self._update_kind_items()
         theme.follow(self, self._restyle)
 
@@ -339,9 +343,40 @@ class AttentionView(QtWidgets.QWidget):
 
     def _cell_hover(self, row: int, col: int) -> None:
         if not self.focus_view.isHidden():
-            self.focus_view.hover(row, col)  # emits hovered -> _set_highlight
+            self.focus_view.hover(row, col)  # emits hovered -> _pointer_at
         else:
-            self._set_highlight(row, col)
+            self._pointer_at(row, col)
+
+    def _pointer_at(self, row: int, col: int) -> None:
+        self._set_highlight(row, col)
+        self.pointerMoved.emit(*self._to_tokens(row, col))
+
+    def show_highlight(self, row: int, col: int) -> None:
+        """Light up target token `row` and source token `col` (-1: none) in every cell and the focus view: what
+        another view points at (linked views); with "merge words" on, the words they belong to."""
+        row, col = self._to_shown(row, col)
+        self._set_highlight(row, col)
+        self.focus_view.set_highlight(row, col)
+
+    def _word_maps(self) -> tuple[list[int | None], list[int | None]] | None:
+        """(target, source) word index of each token while words are merged, else None."""
+        data = self._raw_data() if self._merge else None
+        return None if data is None else (word_ids(data.target_tokens), word_ids(data.source_tokens))
+
+    def _to_shown(self, row: int, col: int) -> tuple[int, int]:
+        maps = self._word_maps()
+        if maps is None:
+            return row, col
+        pick = [m[i] if 0 <= i < len(m) and m[i] is not None else -1 for m, i in zip(maps, (row, col))]
+        return pick[0], pick[1]
+
+    def _to_tokens(self, row: int, col: int) -> tuple[int, int]:
+        """Shown (row, col) -> token indices: the first piece of a merged word."""
+        maps = self._word_maps()
+        if maps is None:
+            return row, col
+        first = [next((i for i, w in enumerate(m) if w == k), -1) if k >= 0 else -1 for m, k in zip(maps, (row, col))]
+        return first[0], first[1]
 
     def _cell_clicked(self, layer: int, head: int) -> None:
         self.focus(layer, head)

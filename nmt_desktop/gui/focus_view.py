@@ -34,6 +34,7 @@ class FocusView(QtWidgets.QWidget):
     blue-white-red map for differences whatever colour map the theme has."""
 
     hovered = Signal(int, int)
+    clicked = Signal(int, int)  # (row, col) of a click on the matrix; -1 outside it
 
     def __init__(self, parent: QtWidgets.QWidget | None = None, diverging: bool = False):
         super().__init__(parent)
@@ -73,6 +74,7 @@ class FocusView(QtWidgets.QWidget):
         self._theme = theme.current()
         self._fitting = 0
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.graphics.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.plot.vb.sigResized.connect(self.fit_ticks)
         self.plot.vb.sigRangeChanged.connect(self.fit_ticks)
         theme.follow(self, self.restyle)
@@ -206,6 +208,12 @@ class FocusView(QtWidgets.QWidget):
             self.hover(-1, col)  # hovering a source token
         else:
             self.hover(-1, -1)
+
+    def _mouse_clicked(self, event) -> None:
+        """A click on a cell or a token label: that row and/or column (linked views select it)."""
+        self._mouse_moved(event.scenePos())
+        if event.button() == QtCore.Qt.MouseButton.LeftButton:
+            self.clicked.emit(*self._hover)
 
     def leaveEvent(self, ev) -> None:  # noqa: N802
         self.hover(-1, -1)

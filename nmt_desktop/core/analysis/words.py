@@ -132,6 +132,22 @@ def words_of(pieces: Sequence[str], continuing_prefix: str | None = None) -> lis
     return [join_word([pieces[i] for i in g]) for g in real_words(pieces, continuing_prefix)]
 
 
+def word_spans(text: str, pieces: Sequence[str]) -> list[tuple[int, int] | None]:
+    """The character span in `text` of the word each piece belongs to: what a source box lights up for a token.
+    None for a special token, or a word the text does not hold as it reads (one the tokenizer normalised)."""
+    out: list[tuple[int, int] | None] = [None] * len(pieces)
+    pos = 0
+    for group in real_words(pieces):
+        word = join_word([pieces[i] for i in group]).strip()
+        at = text.find(word, pos) if word else -1
+        if at < 0:
+            continue
+        pos = at + len(word)
+        for i in group:
+            out[i] = (at, pos)
+    return out
+
+
 def merge_attention(weights: np.ndarray, source_groups: Sequence[Sequence[int]],
                     target_groups: Sequence[Sequence[int]]) -> np.ndarray:
     """Piece attention (..., T, S) -> word attention (..., len(target_groups), len(source_groups)).

@@ -31,6 +31,7 @@ from .output_pane import build_output_pane
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
 from .target_language import language_label
+from .word_links import TranslateLinks
 
 if TYPE_CHECKING:
     from nmt_desktop.core.analysis.heads import CoverageWarning
@@ -181,6 +182,7 @@ class TranslatePanel(QWidget):
         ll.addWidget(self.inspect_tabs, 1)
 
         self.view = AttentionView(self)
+        self.links = TranslateLinks(self)  # linked views: one token pair lit up everywhere (word_links.py)
         bottom = QSplitter(Qt.Horizontal)
         bottom.addWidget(left)
         bottom.addWidget(self.view)

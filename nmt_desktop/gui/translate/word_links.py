@@ -1,0 +1,175 @@
+"""Linked views on the Translate tab: the source box, the translation, the attention grid and focus view and
+the Alternatives tab point at one token pair (`LinkedTokens`, gui/linked_tokens.py).
+
+- hovering a word of the source box, a token of the translation, or a cell or token label of a heatmap
+  lights up that source column / target row in every heatmap, the word in the source box, the token in the
+  translation, and shows the target token's alternatives; the Analysis tab's alignment links follow
+  (`analysis/panel.py` listens to `tokens.changed`);
+- a click on a token of the translation or in the focus view selects it: the highlight stays when the
+  pointer leaves and across views, until another click (the same token again clears it) or a new
+  translation, sentence or hypothesis.
+
+Indices are those of the unit (sentence) the attention view shows. While the views show an inspected
+translation (Your translation), its tokens are not the translation pane's: nothing is linked then.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QUrl
+from PySide6.QtGui import QColor, QMouseEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextEdit
+
+from nmt_desktop.core.analysis.words import word_spans
+
+from .. import theme
+from ..linked_tokens import Highlight, LinkedTokens
+from .output_html import parse_token_link, token_link
+
+if TYPE_CHECKING:
+    from .document_model import TranslatedUnit
+    from .panel import TranslatePanel
+
+LIT = {False: "#fde68a", True: "#854d0e"}  # a linked word's background, light / dark theme (text stays legible)
+
+
+def _selection(edit: QTextEdit, start: int, end: int) -> QTextEdit.ExtraSelection:
+    """A highlight of characters start..end of the editor's text, in the theme's selection-like colour."""
+    chosen = QTextEdit.ExtraSelection()
+    cursor = QTextCursor(edit.document())
+    cursor.setPosition(start)
+    cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+    chosen.cursor = cursor
+    look = theme.current()
+    fmt = QTextCharFormat()
+    fmt.setBackground(QColor(LIT[look.dark]))
+    fmt.setForeground(QColor(look.text))
+    chosen.format = fmt
+    return chosen
+
+
+def anchor_span(edit: QTextEdit, href: str) -> tuple[int, int] | None:
+    """The characters of the link `href` in a rich-text editor (the translation pane's token)."""
+    block = edit.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.isValid() and fragment.charFormat().anchorHref() == href:
+                return fragment.position(), fragment.position() + fragment.length()
+            it += 1
+        block = block.next()
+    return None
+
+
+class TranslateLinks(QObject):
+    """Connects the Translate panel's views to `tokens` (a LinkedTokens) both ways."""
+
+    def __init__(self, panel: TranslatePanel):
+        super().__init__(panel)
+        self.panel = panel
+        self.tokens = LinkedTokens(self)
+        view, output, source = panel.view, panel.output, panel.source
+        view.pointerMoved.connect(lambda row, col: self._linked() and self.tokens.hover(row, col))
+        view.cellSelected.connect(lambda row, col: self._linked() and self.tokens.select(row, col))
+        output.highlighted.connect(self._output_hovered)
+        output.anchorClicked.connect(self._output_clicked)
+        output.textChanged.connect(lambda: self._show_in_output(self.tokens.current))
+        source.viewport().setMouseTracking(True)
+        source.viewport().installEventFilter(self)
+        self.tokens.changed.connect(self._show)
+        panel.translationStarted.connect(lambda *_: self.tokens.clear())
+        panel.sentence_list.currentRowChanged.connect(lambda *_: self.tokens.clear())
+        panel.nbest_list.currentRowChanged.connect(lambda *_: self.tokens.clear())
+        panel.inspect_box.showTranslation.connect(lambda *_: self.tokens.clear())
+        theme.follow(self, lambda _look: self._show(self.tokens.current))
+
+    def _linked(self) -> bool:
+        """The attention view shows the translation pane's unit (not an inspected translation)."""
+        return not self.panel.inspect_box.shown and self._unit() is not None
+
+    def _unit(self) -> TranslatedUnit | None:
+        return self.panel.document.current()
+
+    # -- pointing ---------------------------------------------------------------------------------
+
+    def _output_hovered(self, url: QUrl) -> None:
+        where = parse_token_link(url.toString())
+        if where is None:
+            self.tokens.hover()
+        elif where[0] == self.panel.document.shown and self._linked():
+            self.tokens.hover(where[1], -1)
+
+    def _output_clicked(self, url: QUrl) -> None:
+        where = parse_token_link(url.toString())
+        if where is not None and where[0] == self.panel.document.shown and self._linked():
+            self.tokens.select(where[1], -1)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        """The source box's viewport: the word under the pointer names its first token."""
+        if event.type() == QEvent.Type.MouseMove and isinstance(event, QMouseEvent) and self._linked():
+            at = self.panel.source.cursorForPosition(event.position().toPoint()).position()
+            spans = self.source_spans()
+            token = next((i for i, span in enumerate(spans) if span is not None and span[0] <= at < span[1]), -1)
+            self.tokens.hover(-1, token)
+        elif event.type() == QEvent.Type.Leave:
+            self.tokens.hover()
+        return False
+
+    def source_spans(self) -> list[tuple[int, int] | None]:
+        """Where each source token of the shown unit is in the source box (its word's characters)."""
+        unit = self._unit()
+        text = self.panel.source.toPlainText()
+        if unit is None:
+            return []
+        start = self._unit_offset(text, unit)
+        if start < 0:
+            return [None] * len(unit.source_tokens)
+        return [None if span is None else (start + span[0], start + span[1])
+                for span in word_spans(unit.text, unit.source_tokens)]
+
+    def _unit_offset(self, text: str, unit: TranslatedUnit) -> int:
+        """Where the unit's text starts in the source box (-1: the text was edited since)."""
+        line = unit.unit.line
+        starts = [0]
+        for part in text.split("\n"):
+            starts.append(starts[-1] + len(part) + 1)
+        if line >= len(starts) - 1:
+            return -1
+        pos = starts[line]
+        for other in self.panel.document.units:
+            if other is unit:
+                break
+            if other.unit.line == line:  # an earlier sentence of the same line
+                found = text.find(other.text, pos)
+                pos = found + len(other.text) if found >= 0 else pos
+        found = text.find(unit.text, pos)
+        return found if 0 <= found < starts[line + 1] else -1
+
+    # -- showing ----------------------------------------------------------------------------------
+
+    def _show(self, highlight: Highlight) -> None:
+        if self._linked() or highlight.empty:
+            self.panel.view.show_highlight(highlight.row, highlight.col)
+        self._show_in_output(highlight)
+        spans = self.source_spans() if self._linked() else []
+        span = spans[highlight.col] if 0 <= highlight.col < len(spans) else None
+        self.panel.source.setExtraSelections([_selection(self.panel.source, *span)] if span else [])
+        unit = self._unit()
+        step = unit.step(highlight.row) if unit is not None and highlight.row >= 0 and self._linked() else None
+        if step is not None:
+            self.panel.show_alternatives(step)
+
+    def _show_in_output(self, highlight: Highlight) -> None:
+        output = self.panel.output
+        span = None
+        if highlight.row >= 0 and self._linked():
+            span = anchor_span(output, token_link(self.panel.document.shown, highlight.row))
+        output.setExtraSelections([_selection(output, *span)] if span else [])
+
+    def highlighted_text(self) -> tuple[str, str]:
+        """(source box, translation) text lit up now: what tests and screenshots check."""
+        def lit(edit: QTextEdit) -> str:
+            return "".join(s.cursor.selectedText() for s in edit.extraSelections())
+        return lit(self.panel.source), lit(self.panel.output)

@@ -1,0 +1,109 @@
+"""Linked views (issue 29): hovering a word in the source box, a token of the translation or a heatmap lights
+up the same tokens in every view of the Translate tab (the grid's cells, the focus view, the source box, the
+translation, the Alternatives tab), with real mouse events on the real window; a click selects, and the
+selection survives the pointer leaving and switching tabs, until a new translation."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
+from PySide6.QtGui import QTextCursor  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+
+from nmt_desktop.gui.translate.output_html import token_link  # noqa: E402
+from nmt_desktop.gui.translate.word_links import anchor_span  # noqa: E402
+
+TIMEOUT_MS = 30000
+SOURCE = "red cat runs"
+
+
+@pytest.fixture
+def window(open_main_window, tiny_model_dir, qtbot):
+    window = open_main_window(tiny_model_dir)
+    window.resize(1300, 850)
+    panel = window.translate_panel
+    panel.options.mode.setCurrentIndex(0)
+    panel.source.setPlainText(SOURCE)
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        panel.translate_button.click()
+    qtbot.waitExposed(window)
+    return window
+
+
+def point_at(edit, position: int) -> QPoint:
+    """The viewport point in the middle of character `position` of a text editor."""
+    cursor = QTextCursor(edit.document())
+    cursor.setPosition(position)
+    rect = edit.cursorRect(cursor)
+    return QPoint(rect.x() + 3, rect.center().y())
+
+
+def test_hovering_a_source_word_lights_it_up_everywhere(qtbot, window) -> None:
+    panel = window.translate_panel
+    unit = panel.sentences[0]
+    cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
+    panel.view.focus(0, 1)  # the focus view open on L1 H2
+    QTest.mouseMove(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
+    assert panel.links.highlighted_text() == ("cat", "")
+    assert all(cell.col_mark.isVisible() and not cell.row_mark.isVisible() for cell in panel.view._cells)
+    assert panel.view.focus_view.col_mark.isVisible()
+
+    QTest.mouseMove(panel.source.viewport(), point_at(panel.source, SOURCE.index("runs") + 1))
+    runs = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "runs")
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, runs), timeout=5000)
+    assert panel.links.highlighted_text() == ("runs", "")
+
+
+def test_a_clicked_translation_token_stays_selected_across_views(qtbot, window) -> None:
+    panel = window.translate_panel
+    unit = panel.sentences[0]
+    row = 1  # the second target token
+    span = anchor_span(panel.output, token_link(0, row))
+    assert span is not None
+    where = point_at(panel.output, span[0] + 1)
+    QTest.mouseMove(panel.output.viewport(), where)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
+    shown = unit.translation.best.tokens[row].strip("▁")
+    assert panel.links.highlighted_text() == ("", shown)
+    assert panel.alternatives_view.step.index == row  # its alternatives
+    QTest.mouseClick(panel.output.viewport(), Qt.LeftButton, pos=where)
+    assert panel.links.tokens.selected.row == row
+
+    # the pointer goes to an empty part of the source box: the selection shows again
+    QTest.mouseMove(panel.source.viewport(), QPoint(panel.source.viewport().width() - 5,
+                                                    panel.source.viewport().height() - 5))
+    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
+    window.show_tab("analysis")
+    window.show_tab("translate")
+    assert panel.view.highlight() == (row, -1) and panel.links.highlighted_text() == ("", shown)
+
+    # a new translation: nothing selected
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        panel.translate_button.click()
+    assert panel.view.highlight() == (-1, -1) and panel.links.highlighted_text() == ("", "")
+
+
+def test_hovering_a_heatmap_cell_lights_the_words(qtbot, window) -> None:
+    panel = window.translate_panel
+    view = panel.view
+    view.focus(0, 0)
+    qtbot.waitUntil(lambda: view.focus_view.isVisible(), timeout=5000)
+    qtbot.wait(300)  # the focus view lays out its axes
+    focus = view.focus_view
+    vb = focus.plot.vb
+    # the middle of cell (row 1, source 1) of the focus view, in the graphics view's coordinates
+    scene_point = vb.mapViewToScene(QPointF(1.5, 1.5))
+    where = focus.graphics.mapFromScene(scene_point)
+    QTest.mouseMove(focus.graphics.viewport(), where - QPoint(5, 5))  # a move, not a jump, onto the cell
+    QTest.mouseMove(focus.graphics.viewport(), where)
+    qtbot.waitUntil(lambda: view.highlight() == (1, 1), timeout=5000)
+    unit = panel.sentences[0]
+    source_word = unit.source_tokens[1].strip("▁")
+    target_word = unit.translation.best.tokens[1].strip("▁")
+    assert panel.links.highlighted_text() == (source_word, target_word)
+    assert all(cell.row_mark.isVisible() and cell.col_mark.isVisible() for cell in view._cells)
