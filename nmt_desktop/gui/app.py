@@ -25,7 +25,8 @@ from .analysis.panel import AnalysisPanel, connect_to_translate_panel
 from .headless import HeadlessError, WindowClosed, wait_until  # noqa: F401 (re-export: scripts and the CLI use them here)
 from .lifetime import (APP_TITLE, apply_saved_theme, create_app, on_unexpected_error,  # noqa: F401 (re-export)
                        raise_if_interrupted, running_app, unexpected_errors)
-from .models_panel import ModelsPanel, attribution, default_model_path, human_size, info_html  # noqa: F401 (re-export)
+from .models_panel import (ModelsPanel, attribution, default_model_path, human_size, info_html,  # noqa: F401 (re-export)
+                           model_label)
 from .document_dialog import DocumentDialog
 from .drop import classify, install_file_drops
 from .empty_state import EmptyState
@@ -213,7 +214,7 @@ class MainWindow(QMainWindow):
     # -- models --------------------------------------------------------------------------------------------
 
     def load_model(self, path: str | os.PathLike) -> int:
-        self.empty_state.set_loading(Path(path).name if self.info is None else None)
+        self.empty_state.set_loading(model_label(str(path)) if self.info is None else None)
         return self.models_panel.load(path)
 
     def _set_int8(self, on: bool) -> None:

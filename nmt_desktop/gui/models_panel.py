@@ -20,6 +20,7 @@ from nmt_desktop.core.formats.model_dir import human_size
 
 from . import theme
 from .card_html import card_html
+from .model_names import run_model_name
 from .workers import ModelInfo, ModelLoader, WorkerThread
 
 if TYPE_CHECKING:
@@ -58,9 +59,8 @@ def _same_path(a: str | Path, b: str | Path) -> bool:
 
 
 def model_label(path: str) -> str:
-    """A model's name in the list; a training run's `RUN/best` or `RUN/last` shows as "RUN (best)"."""
-    p = Path(path)
-    return f"{p.parent.name} ({p.name})" if p.name in ("best", "last") and p.parent.name else p.name
+    """A model's name in the list: its folder's; a training run's model is named after the run (model_names.py)."""
+    return run_model_name(path) or Path(path).name
 
 
 def attribution(card: dict) -> str:
@@ -304,7 +304,7 @@ class ModelsPanel(QWidget):
         """Start loading a model off the UI thread; returns the load request id."""
         self._load_id += 1
         self._pending[self._load_id] = str(path)
-        self.busy_label.setText(f"Loading {Path(path).name}…")
+        self.busy_label.setText(f"Loading {model_label(str(path))}…")
         self.busy.show()
         self.loadingChanged.emit(True)
         self._request.emit(self._load_id, str(path), self.int8)  # queued into the loader's thread

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from .model_names import run_model_name
+
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
     from nmt_desktop.core.decoding.translator import Translator
@@ -150,7 +152,8 @@ class ModelLoader(QObject):
             translator = Translator(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
             translator.card = dict(loaded.card)  # as Translator.load: its alignment reading, for core callers
             cfg = loaded.config
-            info = ModelInfo(Path(loaded.path), loaded.name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
+            name = run_model_name(loaded.path) or loaded.name  # a run's RUN/best is named after the run
+            info = ModelInfo(Path(loaded.path), name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
                              cfg.decoder_layers, cfg.n_heads, dict(loaded.card), int8)
         except Exception as exc:  # noqa: BLE001 - a bad model is reported, never raised
             log.warning("cannot load model %s: %s", path, exc)

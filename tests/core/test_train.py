@@ -85,6 +85,13 @@ def test_progress_event_schema(corpus, tmp_path):
     assert len(attn[0][0]) == len(probe["target_tokens"]) and len(attn[0][0][0]) == len(probe["source_tokens"])
     ckpt = next(e for e in events if e["event"] == "checkpoint")
     assert Path(ckpt["last"]).is_dir()
+    # each evaluation says when it starts and how far its decoding is (the Train tab shows it), and the
+    # checkpoint how long the training paused for it (the time left counts it)
+    at_10 = [(e["event"], e.get("sentences"), e.get("done"), e.get("total")) for e in events
+             if e["step"] == 10 and e["event"] != "step"]
+    assert at_10 == [("eval_start", 60, None, None), ("eval_progress", None, 60, 60), ("eval", 60, None, None),
+                     ("checkpoint", None, None, None)]
+    assert 0 < ckpt["pause_s"] < 60
     lines = (tmp_path / "run" / "events.jsonl").read_text().splitlines()
     assert [json.loads(line)["event"] for line in lines] == kinds
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from nmt_desktop.gui.formatting import format_eta
-from nmt_desktop.gui.train.eta import EtaEstimator
+from nmt_desktop.gui.train.eta import EtaEstimator, pauses_left
 
 TOTAL, LOG_EVERY, EVAL_EVERY, SEC_PER_STEP = 3000, 50, 500, 0.2
 
@@ -66,3 +66,29 @@ def test_resume_and_reset():
     assert eta.update(1100, 15.0, TOTAL, 123.0) == 123.0
     assert eta.update(1100, None, None, None) is None
     assert format_eta(eta.update(1150, 25.0, TOTAL)) == format_eta((TOTAL - 1150) * 0.2)
+
+
+def test_pauses_left_counts_each_evaluation_still_to_come():
+    # a step event comes before its step's evaluation; the last step is always evaluated
+    assert [pauses_left(s, 40, 10) for s in (0, 1, 10, 11, 40, 41)] == [4, 4, 4, 3, 1, 0]
+    assert [pauses_left(s, 45, 10) for s in (35, 40, 41, 45)] == [2, 2, 1, 1]
+    assert pauses_left(5, 40, 0) == 0
+
+
+def test_the_time_left_counts_the_evaluations_once_one_is_timed():
+    """Issue 29, point 7: the time left is wall time, the evaluations still to come included, once the first
+    evaluation's pause (the checkpoint event's `pause_s`) is known; it does not jump when they happen."""
+    eta = EtaEstimator(eval_every=EVAL_EVERY)
+    got = []
+    for ev in step_events(seed=1):
+        got.append((ev["step"], eta.update(ev["step"], ev["elapsed_s"], TOTAL, ev["eta_s"]), eta.pauses_timed))
+        if ev["step"] % EVAL_EVERY == 0:
+            eta.add_pause(60.0)  # this step's evaluation and checkpoint
+    assert [s for s, _, timed in got if not timed] == [s for s, _, _ in got if s <= EVAL_EVERY]
+    timed = [(s, v) for s, v, ok in got if ok]
+    for step, shown in timed[:-1]:
+        true = (TOTAL - step) * SEC_PER_STEP + pauses_left(step, TOTAL, EVAL_EVERY) * 60.0
+        assert 0.75 * true <= shown <= 1.3 * true, (step, shown, true)
+    values = [v for _, v in timed]
+    for a, b in zip(values, values[1:]):
+        assert b <= a * 1.2  # going on: never up by more than the speed's noise

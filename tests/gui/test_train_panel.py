@@ -7,6 +7,7 @@ and runs `python -m nmt_desktop train --config RUN/train_config.toml --progress 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -20,6 +21,9 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 import torch  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtTest import QTest  # noqa: E402
+from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 from nmt_desktop.core.training.checkpoint import read_state  # noqa: E402
 from nmt_desktop.core.config import TrainConfig  # noqa: E402
@@ -35,8 +39,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("corpus")
-    pairs = synthetic_pairs(430, seed=3)
-    return {"train": write_tsv(d / "train.tsv", pairs[:400]), "dev": write_tsv(d / "dev.tsv", pairs[400:])}
+    pairs = synthetic_pairs(750, seed=3)
+    return {"train": write_tsv(d / "train.tsv", pairs[:400]), "dev": write_tsv(d / "dev.tsv", pairs[400:430]),
+            "big_dev": write_tsv(d / "big_dev.tsv", pairs[430:])}  # 320 pairs: five decoding batches
 
 
 @pytest.fixture
@@ -114,11 +119,17 @@ def test_run_fills_plots_probe_and_model_picker(qtbot, window, corpus, dirs) -> 
     best = str(run / "best")
     assert panel.trained_model == best
     assert best in window.models_panel.recent
-    assert window.models_panel.recent_list.item(0).text() == f"{run.name} (best)"
+    assert window.models_panel.recent_list.item(0).text() == run.name
     assert panel.load_model_button.isEnabled()
     panel.load_model_button.click()
     qtbot.waitUntil(lambda: window.info is not None, timeout=CHILD_MS)
     assert str(window.info.path) == best
+    # the loaded model is named after its run, never "best" (issue 29, point 7)
+    assert window.info.name == run.name
+    assert window.windowTitle().split(" (")[0] == run.name
+    assert window.model_label.text().startswith(f"Model: {run.name} ")
+    assert window.models_panel.recent_list.item(0).text() == f"{run.name}  (loaded)"
+    assert "best" not in window.windowTitle() + window.model_label.text()
     # fine-tuning is now offered from the loaded model
     assert panel.form.model_path == best
     # an earlier run can be opened again: its curves come back from events.jsonl
@@ -303,3 +314,96 @@ def test_step_count_and_time_left_agree_through_a_run_with_evaluations(qtbot, wi
     assert "left" not in panel.eta_label.text() and "loss" in panel.eta_label.text()  # stopped: no time left
     assert f"Stopped at step {panel.last_step}" in panel.state_label.text()
     assert panel.progress.value() == panel.last_step
+
+
+def seconds_left(text: str) -> float | None:
+    """The seconds in "… · about 1 min 05 s left" (None without a time left)."""
+    m = re.search(r"about (?:(\d+) h )?(?:(\d+) min )?(?:(\d+) s )?left", text)
+    return None if m is None else sum(int(v or 0) * k for v, k in zip(m.groups(), (3600, 60, 1)))
+
+
+def test_evaluations_show_their_state_and_the_time_left_counts_them(qtbot, window, corpus) -> None:
+    """Issue 29, point 7: during an evaluation the tab froze with no "evaluating" state, and the time left
+    jumped (12:41 -> 1:25 -> 2:01). A real run through the Start button, evaluating every 3 steps on 320 dev
+    sentences (the pauses take most of the run's time): at every event the bar's step is the status's, the
+    evaluating state shows while (and only while) the child evaluates, and the time left is the wall time the
+    run then took, pauses included, without jumps between readings."""
+    panel = window.train_panel
+    panel.form.set_form(tiny_config(corpus, dev=str(corpus["big_dev"]), eval_sentences=0, eval_beam=2, max_steps=45,
+                                    eval_every=3, probe=""))
+    seen: list[tuple[dict, str, str, str, bool, int, int]] = []
+    panel.trainEvent.connect(lambda e: seen.append((e, panel.progress.text(), panel.state_label.text(),
+                                                    panel.eta_label.text(), panel.eval_bar.isVisible(),
+                                                    panel.eval_bar.value(), panel.eval_bar.maximum())))
+    QTest.mouseClick(panel.start_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: panel.state in ("finished", "failed"), timeout=CHILD_MS)
+    assert panel.state == "finished", panel.error_text
+    kinds = [e["event"] for e, *_ in seen]
+    assert kinds.count("eval_start") == kinds.count("eval") == 15 and kinds.count("eval_progress") == 15 * 5
+
+    readings = []  # (seconds shown, seconds the run then took: training time and pauses still to come)
+    end = seen[-1][0]
+    for i, (ev, bar, status, eta, eval_shown, eval_done, eval_total) in enumerate(seen):
+        if ev["event"] == "start":
+            continue
+        bar_step = int(re.match(r"(\d+) / 45 steps", bar).group(1))
+        assert bar_step == ev["step"], (ev, bar)
+        assert all(int(n) == bar_step for n in re.findall(r"step (\d+)", status + eta)), (bar, status, eta)
+        evaluating = ev["event"] in ("eval_start", "eval_progress")
+        assert evaluating == eval_shown == status.startswith(f"Evaluating on the dev set at step {bar_step}…"), \
+            (ev["event"], status, eval_shown)
+        if ev["event"] == "eval_progress":
+            assert (eval_done, eval_total) == (ev["done"], 320)
+        if ev["event"] == "step" and (shown := seconds_left(eta)) is not None and "plus evaluations" not in eta:
+            after = [e for e, *_ in seen[i + 1:]]
+            actual = end["elapsed_s"] - ev["elapsed_s"] + sum(e["pause_s"] for e in after if e["event"] == "checkpoint")
+            readings.append((shown, actual))
+    assert panel.state_label.text().startswith("Finished") and not panel.eval_bar.isVisible()
+    assert len(readings) >= 30, readings  # from the first timed evaluation on, every step's reading
+    for shown, actual in readings:
+        if actual >= 2.0:  # whole seconds are shown: the last ones say little
+            assert 0.5 * actual - 1 <= shown <= 2.0 * actual + 1, readings
+    for (before, _), (after, _) in zip(readings, readings[1:]):
+        assert 0.5 * before - 1 <= after <= 1.5 * before + 1, readings
+
+
+PROBE_SOURCE = ["▁I", "▁don", "'", "t", "▁think", "▁that", "▁Tom", "▁will", "▁be", "▁able", "▁to", "▁help", "▁us",
+                "▁tomorrow", ".", "</s>"]
+PROBE_TARGET = ["▁Ich", "▁glaube", "▁nicht", ",", "▁dass", "▁Tom", "▁uns", "▁morgen", "▁helfen", "▁kann", ".", "</s>"]
+
+
+def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot, window, corpus, tmp_path,
+                                                                          monkeypatch) -> None:
+    """Issue 29, point 7: at the default size the probe heatmap's source labels were cut off at the bottom of
+    its scroll area. A run whose probe is a 16-piece sentence, opened with "Open run…": every label the axes
+    paint lies inside the visible part of the plot, and the window keeps its size."""
+    run = tmp_path / "run-with-probe"
+    run.mkdir()
+    (run / "train_config.toml").write_text(tiny_config(corpus, out=str(run)).to_toml(), encoding="utf-8")
+    attention = np.full((3, 4, len(PROBE_TARGET), len(PROBE_SOURCE)), 1 / len(PROBE_SOURCE)).tolist()
+    probe = {"source": "I don't think that Tom will be able to help us tomorrow.",
+             "translation": "Ich glaube nicht, dass Tom uns morgen helfen kann.", "source_tokens": PROBE_SOURCE,
+             "target_tokens": PROBE_TARGET, "attention": attention}
+    events = [{"event": "start", "step": 0, "epoch": 0, "total_steps": 40},
+              {"event": "eval", "step": 40, "epoch": 0, "dev_loss": 1.0, "bleu": 10.0, "chrf": 20.0, "probe": probe}]
+    (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    size = window.size()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args, **kw: str(run))
+    QTest.mouseClick(window.train_panel.form.open_run_button, Qt.LeftButton)
+    view = window.train_panel.probe.view
+    qtbot.waitUntil(lambda: view.tokens()[0] == PROBE_SOURCE, timeout=5000)
+    qtbot.wait(100)  # the splitters give the heatmap its room
+    for axis in view.axes.values():
+        axis.picture = None  # painted again by the grab
+    window.grab()
+    viewport = view.scroll.viewport()
+    assert window.size() == size
+    for name, tokens in (("bottom", PROBE_SOURCE), ("left", PROBE_TARGET)):
+        axis = view.axes[name]
+        assert len(axis.painted) == len(tokens)
+        for label, box in axis.painted:
+            scene = axis.mapRectToScene(box)
+            on_screen = view.graphics.mapFromScene(scene).boundingRect()
+            on_screen.moveTopLeft(view.graphics.mapTo(viewport, on_screen.topLeft()))
+            assert viewport.rect().adjusted(-1, -1, 1, 1).contains(on_screen), (name, label, on_screen,
+                                                                                viewport.rect())

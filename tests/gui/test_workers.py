@@ -141,6 +141,7 @@ def test_model_loader_loads_and_reports_bad_models(qtbot, tiny_model_dir, tmp_pa
         driver.request.emit(3, str(run))
         qtbot.waitUntil(lambda: len(collector.finished) == 2, timeout=30000)
         assert collector.finished[1][0] == 3 and collector.finished[1][1][1].path == run / "best"
+        assert collector.finished[1][1][1].name == "run"  # named after the run, not "best"
         (run / "empty").mkdir()
         (run / "empty" / "events.jsonl").write_text("", encoding="utf-8")
         driver.request.emit(4, str(run / "empty"))

@@ -42,7 +42,7 @@ from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoi
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
 from nmt_desktop.core.training.devices import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
-from nmt_desktop.core.training.evaluation import evaluate_dev
+from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
 from nmt_desktop.core.training.schedule import learning_rate
 
 Event = dict[str, Any]
@@ -398,6 +398,9 @@ class Trainer:
         st, cfg = self.state, self.cfg
         early = False
         if self.dist.main:
+            paused = time.perf_counter()
+            if self.dev_pairs:  # eval_start, eval_progress..., eval: a window can say what the pause is
+                self.emit("eval_start", sentences=len(decoded_pairs(self.dev_pairs, cfg)))
             metrics = self.evaluate() if self.dev_pairs else {}
             improved = bool(metrics) and metrics["bleu"] > st.best_bleu
             if metrics:
@@ -415,7 +418,8 @@ class Trainer:
                 self._keep_snapshot(card)
             save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st))
             self.emit("checkpoint", last=str(self.out / "last"),
-                      best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step)
+                      best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step,
+                      pause_s=round(time.perf_counter() - paused, 2))  # evaluating and saving: not in elapsed_s
         if dist.is_initialized():
             flag = torch.tensor([1.0 if early else 0.0], device=self.device if self.device.type == "cuda" else "cpu")
             dist.broadcast(flag, 0)
@@ -432,7 +436,7 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         """Dev loss and perplexity (teacher forced), BLEU and chrF of decodes, samples, probe attention."""
         return evaluate_dev(self.model, self.tokenizers, self.dev_data, self.dev_pairs, self.cfg, self.device,
-                            self.autocast)
+                            self.autocast, lambda done, total: self.emit("eval_progress", done=done, total=total))
 
     def _card(self, metrics: dict[str, Any]) -> dict[str, Any]:
         cfg, st = self.cfg, self.state

@@ -5,6 +5,10 @@ States: idle -> checking (the corpora are read in a thread) -> running -> stoppi
 failed. Start writes the config as `RUN/train_config.toml` and runs `nmt-desktop train --config ... --progress
 json`; Stop sends SIGTERM (the child saves `RUN/last`); Resume runs the same command with `--resume`. When a
 run ends (or stops) its best model (else its last checkpoint) is announced with `modelReady(path)`.
+
+While running, `phase` says what the child does between step events, which stop for as long as an evaluation
+takes: "training", "evaluating" (from its `eval_start` event to its `eval`) or "saving" (to its `checkpoint`);
+`phaseChanged` reports each change.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ log = logging.getLogger("nmt_desktop.gui.train")
 
 PREVIEW_PAIRS = 5
 BUSY_STATES = ("checking", "running", "stopping")
+PHASE_AFTER = {"start": "training", "step": "training", "eval_start": "evaluating", "eval_progress": "evaluating",
+               "eval": "saving", "checkpoint": "training", "end": "training", "error": "training"}
 
 
 @dataclasses.dataclass
@@ -65,6 +71,7 @@ class TrainController(QObject):
     """One training run at a time: its process, its data check, its state and where its model is."""
 
     stateChanged = Signal(str)  # idle | checking | running | stopping | stopped | finished | failed
+    phaseChanged = Signal(str)  # training | evaluating | saving: what a running child is doing
     event = Signal(dict)  # every progress event, once the controller has taken its step, total and end
     checked = Signal(object, str)  # DataCheck or None, error message: the latest data check
     launching = Signal(object, bool)  # TrainConfig, resume: a child is about to start
@@ -82,6 +89,7 @@ class TrainController(QObject):
         self.last_step = 0
         self.total_steps: int | None = None
         self.end_reason: str | None = None
+        self.phase = "training"
         self._check_token = 0
         self._pending_start: TrainConfig | None = None
         self.process = TrainProcess(self)
@@ -241,10 +249,17 @@ class TrainController(QObject):
             self.total_steps = ev.get("total_steps")
         elif kind == "end":
             self.end_reason = ev.get("reason")
+        self._set_phase(PHASE_AFTER.get(kind, self.phase))
         self.event.emit(ev)
+
+    def _set_phase(self, phase: str) -> None:
+        if phase != self.phase:
+            self.phase = phase
+            self.phaseChanged.emit(phase)
 
     def _on_finished(self, code: int, crashed: bool) -> None:
         stopped = self.process.stop_requested
+        self._set_phase("training")  # a child killed while evaluating says no more
         log.info("training process ended: exit code %s%s%s", code, ", crashed" if crashed else "",
                  ", stop requested" if stopped else "")
         if code == 0 and not crashed:

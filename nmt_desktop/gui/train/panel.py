@@ -54,6 +54,7 @@ class TrainPanel(QWidget):
         self.controller = TrainController(self)
         self.controller.process.logLine.connect(self._append_log)
         self.controller.stateChanged.connect(self._show_state)
+        self.controller.phaseChanged.connect(lambda _phase: self._show_state(self.state, announce=False))
         self.controller.event.connect(self._on_event)
         self.controller.checked.connect(lambda result, error: self.form.show_check(result, error))
         self.controller.launching.connect(self._on_launching)
@@ -138,6 +139,11 @@ class TrainPanel(QWidget):
         self.state_label = fit_width(QLabel(""))  # a long status wraps instead of widening the window
         self.state_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
         buttons.addWidget(self.state_label, 1)
+        self.eval_bar = QProgressBar()  # beside "Evaluating on the dev set…": busy, then "128 / 500 sentences"
+        self.eval_bar.setToolTip("The dev set's sentences translated so far in this evaluation")
+        self.eval_bar.setFixedWidth(self.eval_bar.fontMetrics().horizontalAdvance("00000 / 00000 sentences") + 24)
+        self.eval_bar.hide()
+        buttons.addWidget(self.eval_bar)
         lay.addLayout(buttons)
         prog = QHBoxLayout()
         self.progress = QProgressBar()
@@ -311,6 +317,7 @@ class TrainPanel(QWidget):
             self.progress.setValue(min(step, self.progress.maximum()))  # the bar and the status say one step
         if kind == "start":
             self.eta.restart()
+            self.eta.eval_every = int((ev.get("config") or {}).get("eval_every") or 0)
             total = self.controller.total_steps
             self.progress.setRange(0, int(total or 0) or 0)
             self.progress.setFormat("%v / %m steps" if total else "step %v")
@@ -330,7 +337,15 @@ class TrainPanel(QWidget):
             eta = self.eta.update(step, ev.get("elapsed_s"), total, ev.get("eta_s"))
             self._epoch_loss = f"epoch {ev.get('epoch', 0) + 1} · loss {ev.get('loss', 0):.3f}"
             left = format_time_left(eta)
+            if left and not self.eta.pauses_timed:  # training time only: the evaluations still to come are not
+                left += ", plus evaluations"  # timed yet (the first one is)
             self.eta_label.setText(self._epoch_loss + (f" · {left}" if left else ""))
+        elif kind == "eval_start":
+            self.eval_bar.setRange(0, 0)  # busy until the first batch of sentences is decoded (shown by phase)
+        elif kind == "eval_progress":
+            self.eval_bar.setRange(0, max(1, int(ev.get("total") or 0)))
+            self.eval_bar.setValue(int(ev.get("done") or 0))
+            self.eval_bar.setFormat("%v / %m sentences")
         elif kind == "eval":
             plots.add_point("dev_loss", step, ev.get("dev_loss"))
             plots.add_point("bleu", step, ev.get("bleu"))
@@ -341,6 +356,7 @@ class TrainPanel(QWidget):
             if ev.get("probe") and ev["probe"].get("attention") is not None:
                 self.probe.show_probe(ev["probe"], step)
         elif kind == "checkpoint":
+            self.eta.add_pause(ev.get("pause_s"))
             self.statusMessage.emit(f"Checkpoint saved at step {step}")
         elif kind == "end":
             best = ev.get("best")
@@ -361,7 +377,8 @@ class TrainPanel(QWidget):
 
     # -- state and messages -------------------------------------------------------------------------
 
-    def _show_state(self, state: str) -> None:
+    def _show_state(self, state: str, announce: bool = True) -> None:
+        """Buttons and status line for `state` (a running child's phase too); `announce`: emit stateChanged."""
         busy = self.controller.busy
         self.start_button.setEnabled(not busy)
         self.stop_button.setEnabled(state == "running")
@@ -369,7 +386,11 @@ class TrainPanel(QWidget):
         self.load_model_button.setEnabled(not busy and bool(self.trained_model))
         self.form.setEnabled(not busy)
         run = f" · {self.run_dir.name}" if self.run_dir is not None else ""
-        text = {"idle": "Ready", "checking": "Checking the data…", "running": f"Training{run}",
+        running = {"training": f"Training{run}",
+                   "evaluating": f"Evaluating on the dev set at step {self.last_step}…",
+                   "saving": f"Saving a checkpoint at step {self.last_step}…"}[self.controller.phase]
+        self.eval_bar.setVisible(state == "running" and self.controller.phase == "evaluating")
+        text = {"idle": "Ready", "checking": "Checking the data…", "running": running,
                 "stopping": "Stopping (saving a checkpoint)…",
                 "stopped": f"Stopped at step {self.last_step}{run}: checkpoint kept, Resume continues",
                 "finished": f"Finished ({self.controller.end_reason or 'done'}) at step {self.last_step}{run}",
@@ -377,7 +398,8 @@ class TrainPanel(QWidget):
         self.state_label.setText(text)
         if state not in ("running", "checking"):  # no time left is shown for a run that is not running
             self.eta_label.setText(getattr(self, "_epoch_loss", "") if state != "idle" else "")
-        self.stateChanged.emit(state)
+        if announce:
+            self.stateChanged.emit(state)
 
     def _show_error(self, text: str) -> None:
         self.error_text = text

@@ -96,8 +96,15 @@ def _legend_above(item: pg.PlotItem) -> pg.LegendItem:
     return legend
 
 
+MAX_PROBE_PX = (640, 400)  # the most room (w, h) the probe's heatmap claims from the tab; a longer probe scrolls
+
+
 class ProbeView(QGroupBox):
-    """The probe sentence's cross-attention at the latest evaluation, one layer and head at a time."""
+    """The probe sentence's cross-attention at the latest evaluation, one layer and head at a time.
+
+    The heatmap claims the room its token labels need at the smallest font (FocusView's minimum size, from
+    the font metrics), up to `MAX_PROBE_PX`, so the splitters give it that room: at the default window size
+    the source labels were cut off at the bottom of a scroll area."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Probe sentence: cross-attention", parent)
@@ -121,11 +128,20 @@ class ProbeView(QGroupBox):
         pl.addLayout(pick)
         pl.addWidget(self.label)
         self.view = FocusView()
+        self.view.plot.vb.sigResized.connect(self._claim_room)  # after FocusView's own fit (connected first)
         pl.addWidget(self.view, 1)
 
     def reset(self) -> None:
         self.probe = None
         self.updates = 0
+        self.view.scroll.setMinimumSize(0, 0)
+
+    def _claim_room(self, *_) -> None:
+        """Ask the layout for the heatmap's minimum size, so no label is scrolled out of sight."""
+        if self.probe is None:
+            return
+        need = self.view.graphics.minimumSize()
+        self.view.scroll.setMinimumSize(min(need.width(), MAX_PROBE_PX[0]), min(need.height(), MAX_PROBE_PX[1]))
 
     def show_probe(self, probe: dict[str, Any], step: int) -> None:
         """An evaluation's probe (source, translation, tokens, attention [layers][heads][T][S]) at `step`."""
@@ -151,3 +167,4 @@ class ProbeView(QGroupBox):
         self.view.set_matrix(matrix, self.probe.get("source_tokens", []), self.probe.get("target_tokens", []),
                              title=f"step {self.probe['step']}: {head_name(layer, head)}")
         self.label.setText(f"“{self.probe.get('source', '')}” → “{self.probe.get('translation', '')}”")
+        self._claim_room()
