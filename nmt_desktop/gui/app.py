@@ -30,6 +30,7 @@ from .models_panel import (ModelsPanel, attribution, default_model_path, human_s
 from .document_dialog import DocumentDialog
 from .drop import classify, install_file_drops
 from .empty_state import EmptyState
+from .analysis_session import AnalysisSession
 from .menus import build_menus, check_theme
 from .settings import Settings, setup_logging
 from .shortcuts import ShortcutsDialog
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         lay.addWidget(self.tabs)
         self.setCentralWidget(central)
 
+        self.analysis_session = AnalysisSession(self)  # File > Save / Open analysis (analysis_session.py)
         self.menus = build_menus(self)
         theme.follow(self, lambda _theme: check_theme(self.menus))  # the View menu ticks what is in use
         self.document_dialog: DocumentDialog | None = None

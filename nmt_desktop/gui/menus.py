@@ -57,6 +57,11 @@ def build_menus(window: MainWindow) -> Menus:
     file_menu.addSeparator()
     a["translate_file"] = _action(window, file_menu, "&Translate text file…", lambda: window.translate_file(),
                                   "Ctrl+Shift+O", "Translate a whole UTF-8 .txt file and save the translation")
+    a["save_analysis"] = _action(window, file_menu, "&Save analysis…", window.analysis_session.save_dialog, "Ctrl+S",
+                                 "Save the text, model, settings, inspected translation, head and views in one small "
+                                 "file")
+    a["open_analysis"] = _action(window, file_menu, "Open &analysis…", window.analysis_session.open_dialog,
+                                 tip="Open a saved analysis: the same model, text, settings and views again")
     file_menu.addSeparator()
     a["quit"] = _action(window, file_menu, "&Quit", window.close, "Ctrl+Q", "Close the app")
 
