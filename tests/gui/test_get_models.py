@@ -46,7 +46,9 @@ def _search(qtbot, dialog, query: str) -> None:
 
 
 def test_search_download_and_load_in_three_clicks(qtbot, panel, hub):
-    dialog = panel.get_models_dialog()
+    panel.show()
+    qtbot.mouseClick(panel.get_button, Qt.LeftButton)  # the README's first click
+    dialog = panel.dialog
     assert dialog.isVisible() and panel.get_button.toolTip()
     _search(qtbot, dialog, "English German")
     assert dialog.table.rowCount() == 1
