@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import SignalInstance
 
 from nmt_desktop.core.analysis.head_names import HeadNameError, HeadRef, check_head_refs, expand_heads
+from nmt_desktop.core.analysis.words import word_ids, words_of
 
 from .headless import HeadlessError, wait_until
 
@@ -89,6 +90,18 @@ def inspect(window: MainWindow, translation: str) -> None:
         raise HeadlessError(failures[-1])
     rows = len(results[0].given.best.tokens)
     wait_until(lambda: window.translate_panel.view.painted_rows() >= rows, 60, "the attention view to paint")
+def select_word(window: MainWindow, word: str) -> None:
+    """`--select WORD`: select the first source token of WORD in the sentence shown, as a click would (linked
+    views); a word the source does not have is a HeadlessError (code 2) naming the words it has."""
+    panel = window.translate_panel
+    unit = panel.document.current()
+    words = words_of(unit.source_tokens) if unit is not None else []
+    ids = word_ids(unit.source_tokens) if unit is not None else []
+    if word not in words:
+        raise HeadlessError(f"--select {word}: the source has no such word (its words: {', '.join(words)})", 2)
+    panel.links.tokens.select(-1, ids.index(words.index(word)))
+
+
 
 
 def _check_heads(refs: list[HeadRef], flag: str, layers: int, heads: int) -> None:
