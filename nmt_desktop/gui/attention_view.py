@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 SCALE_TITLES = {"cell": "per cell", "shared": "shared", "log": "log"}
 DEFAULT_MAX_ROWS = 1024
+from .labels import fit_width
 
 
 def _stacked(weights: np.ndarray) -> np.ndarray:
@@ -93,15 +94,15 @@ class AttentionView(QtWidgets.QWidget):
             action = menu.addAction(text)
             action.triggered.connect(lambda _checked=False, w=which, s=suffix: self._ask_export(w, s))
         self.export_button.setMenu(menu)
-        self.status_label = QtWidgets.QLabel("")
+        self.status_label = fit_width(QtWidgets.QLabel(""))  # what is shown; wraps, never widens the window
+        self.status_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(QtWidgets.QLabel("Show:"))
         bar.addWidget(self.kind_combo)
         bar.addWidget(self.merge_check)
         bar.addWidget(QtWidgets.QLabel("Colour scale:"))
         bar.addWidget(self.scale_combo)
-        bar.addStretch(1)
-        bar.addWidget(self.status_label)
+        bar.addWidget(self.status_label, 1)
         bar.addWidget(self.export_button)
         # grid + focus
         self.grid = pg.GraphicsLayoutWidget()

@@ -276,9 +276,15 @@ def test_the_models_own_multi_line_translation_scores_what_it_scored(qtbot, wind
     assert len(units) == 3
     box.use_model_button.click()
     assert box.editor.toPlainText() == "\n".join(t.text for t in units)
+    window.resize(1280, 820)
+    qtbot.wait(50)
+    width = window.width()
     with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
         box.inspect_button.click()
     result = inspected.args[0]
+    box.view.tokenHovered.emit(2, 0)  # the longest status: "…, sentence 3 of 3"
+    qtbot.wait(50)
+    assert window.width() == width  # the score lines and the "Showing …" line never widen the window
     assert [p.line for p in result.pairs] == [0, 1, 2] and result.model_source == "the Translate tab"
     assert [p.given.best.token_ids for p in result.pairs] == [t.best.token_ids for t in units]
     decoded = sum(t.best.logprob for t in units)  # what the model scored its own translation when it made it

@@ -34,6 +34,12 @@ def window(open_main_window, tiny_model_dir, qtbot):
     return window
 
 
+def move_to(widget, point: QPoint) -> None:
+    """A real pointer move onto `point` (from beside it: a move to where the pointer already is sends nothing)."""
+    QTest.mouseMove(widget, point + QPoint(7, 9))
+    QTest.mouseMove(widget, point)
+
+
 def point_at(edit, position: int) -> QPoint:
     """The viewport point in the middle of character `position` of a text editor."""
     cursor = QTextCursor(edit.document())
@@ -47,13 +53,13 @@ def test_hovering_a_source_word_lights_it_up_everywhere(qtbot, window) -> None:
     unit = panel.sentences[0]
     cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
     panel.view.focus(0, 1)  # the focus view open on L1 H2
-    QTest.mouseMove(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
+    move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
     qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
     assert panel.links.highlighted_text() == ("cat", "")
     assert all(cell.col_mark.isVisible() and not cell.row_mark.isVisible() for cell in panel.view._cells)
     assert panel.view.focus_view.col_mark.isVisible()
 
-    QTest.mouseMove(panel.source.viewport(), point_at(panel.source, SOURCE.index("runs") + 1))
+    move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("runs") + 1))
     runs = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "runs")
     qtbot.waitUntil(lambda: panel.view.highlight() == (-1, runs), timeout=5000)
     assert panel.links.highlighted_text() == ("runs", "")
@@ -66,7 +72,7 @@ def test_a_clicked_translation_token_stays_selected_across_views(qtbot, window) 
     span = anchor_span(panel.output, token_link(0, row))
     assert span is not None
     where = point_at(panel.output, span[0] + 1)
-    QTest.mouseMove(panel.output.viewport(), where)
+    move_to(panel.output.viewport(), where)
     qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
     shown = unit.translation.best.tokens[row].strip("▁")
     assert panel.links.highlighted_text() == ("", shown)
@@ -75,7 +81,7 @@ def test_a_clicked_translation_token_stays_selected_across_views(qtbot, window) 
     assert panel.links.tokens.selected.row == row
 
     # the pointer goes to an empty part of the source box: the selection shows again
-    QTest.mouseMove(panel.source.viewport(), QPoint(panel.source.viewport().width() - 5,
+    move_to(panel.source.viewport(), QPoint(panel.source.viewport().width() - 5,
                                                     panel.source.viewport().height() - 5))
     qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
     window.show_tab("analysis")
@@ -107,3 +113,39 @@ def test_hovering_a_heatmap_cell_lights_the_words(qtbot, window) -> None:
     target_word = unit.translation.best.tokens[1].strip("▁")
     assert panel.links.highlighted_text() == (source_word, target_word)
     assert all(cell.row_mark.isVisible() and cell.col_mark.isVisible() for cell in view._cells)
+
+
+def test_the_alignment_links_of_a_selected_word_light_up(qtbot, window) -> None:
+    panel, analysis = window.translate_panel, window.analysis_panel
+    unit = panel.sentences[0]
+    move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
+    cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
+    panel.links.tokens.select(-1, cat)  # what a click in the focus view's column does
+    window.show_tab("analysis")
+    analysis.tabs.setCurrentWidget(analysis.alignment)
+    qtbot.waitUntil(lambda: bool(analysis.alignment.links), timeout=TIMEOUT_MS)
+    lit = analysis.alignment.lit_links()
+    assert lit and all(i == 1 for i, _j in lit)  # "cat" is source word 1; the selection survived the tab switch
+    pens = {line.pen().width() for line in analysis.alignment.lines}
+    assert 4 in pens  # the lit links are drawn thick
+    panel.links.tokens.select(-1, cat)  # the same again: nothing selected
+    assert not analysis.alignment.lit_links()
+
+
+def test_pointing_at_a_word_of_another_sentence_shows_that_sentence(qtbot, window) -> None:
+    panel = window.translate_panel
+    text = "red cat runs\nblue dog sleeps"
+    panel.source.setPlainText(text)
+    with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
+        panel.translate_button.click()
+    assert panel.shown_sentence == 1  # the view followed the stream to the last line
+    move_to(panel.source.viewport(), point_at(panel.source, text.index("cat") + 1))
+    qtbot.waitUntil(lambda: panel.shown_sentence == 0 and panel.view.highlight()[1] >= 0, timeout=5000)
+    assert panel.links.highlighted_text() == ("cat", "")
+    assert panel.view.data().source_tokens == panel.sentences[0].source_tokens
+    # a click on a token of the second line's translation shows that line and selects the token
+    span = anchor_span(panel.output, token_link(1, 0))
+    QTest.mouseClick(panel.output.viewport(), Qt.LeftButton, pos=point_at(panel.output, span[0] + 1))
+    qtbot.waitUntil(lambda: panel.shown_sentence == 1, timeout=5000)
+    assert panel.links.tokens.selected.row == 0

@@ -162,8 +162,8 @@ class InspectView(QWidget):
         self.tokens.anchorClicked.connect(lambda url: self._emit(self.tokenClicked, url))
         self.legend = Legend()
         self.summary = fit_width(QLabel(""))  # a note on pairing may follow
-        self.your_score = QLabel("")
-        self.model_score = QLabel("")
+        self.your_score = fit_width(QLabel(""))  # wraps: a long score line never widens the window
+        self.model_score = fit_width(QLabel(""))
         self.your_score.setToolTip("Log-probability of your translation (the sum over its tokens, </s> included, "
                                    "and over its sentences, each scored as the Translate tab translates it) and its "
                                    "perplexity, exp(-log-prob / tokens): lower is more expected")

@@ -102,24 +102,45 @@ class TranslateLinks(QObject):
             self.tokens.hover(where[1], -1)
 
     def _output_clicked(self, url: QUrl) -> None:
+        """A click on a token selects it; a token of another sentence shows that sentence first."""
         where = parse_token_link(url.toString())
-        if where is not None and where[0] == self.panel.document.shown and self._linked():
+        if where is None or self.panel.inspect_box.shown:
+            return
+        if where[0] != self.panel.document.shown and self._finished(where[0]):
+            self.panel.select_sentence(where[0])
+        if where[0] == self.panel.document.shown and self._linked():
             self.tokens.select(where[1], -1)
+
+    def _finished(self, index: int) -> bool:
+        units = self.panel.document.units
+        return 0 <= index < len(units) and units[index].translation is not None
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
         """The source box's viewport: the word under the pointer names its first token."""
         if event.type() == QEvent.Type.MouseMove and isinstance(event, QMouseEvent) and self._linked():
             at = self.panel.source.cursorForPosition(event.position().toPoint()).position()
-            spans = self.source_spans()
-            token = next((i for i, span in enumerate(spans) if span is not None and span[0] <= at < span[1]), -1)
-            self.tokens.hover(-1, token)
+            unit, token = self.token_at(at)
+            if unit >= 0 and unit != self.panel.document.shown and self._finished(unit):
+                self.panel.select_sentence(unit)  # a word of another sentence: its attention is shown
+            self.tokens.hover(-1, token if unit == self.panel.document.shown else -1)
         elif event.type() == QEvent.Type.Leave:
             self.tokens.hover()
         return False
 
-    def source_spans(self) -> list[tuple[int, int] | None]:
-        """Where each source token of the shown unit is in the source box (its word's characters)."""
-        unit = self._unit()
+    def token_at(self, position: int) -> tuple[int, int]:
+        """(unit, source token) whose word holds character `position` of the source box; (-1, -1) if none."""
+        for index in range(len(self.panel.document.units)):
+            spans = self.source_spans(index)
+            token = next((i for i, span in enumerate(spans) if span is not None and span[0] <= position < span[1]), -1)
+            if token >= 0:
+                return index, token
+        return -1, -1
+
+    def source_spans(self, index: int | None = None) -> list[tuple[int, int] | None]:
+        """Where each source token of unit `index` (default: the shown one) is in the source box (its word's
+        characters)."""
+        units = self.panel.document.units
+        unit = self._unit() if index is None else units[index] if 0 <= index < len(units) else None
         text = self.panel.source.toPlainText()
         if unit is None:
             return []
