@@ -55,6 +55,7 @@ def shown_texts(widget: QWidget) -> list[str]:
                     texts += [item.text(), item.toolTip()] if item is not None else []
         elif isinstance(w, pg.GraphicsView):
             texts += [item.text for item in w.scene().items() if isinstance(item, pg.LabelItem)]
+            texts += [item.toPlainText() for item in w.scene().items() if isinstance(item, pg.TextItem)]
     return [t for t in texts if t]
 
 

@@ -1,5 +1,10 @@
 """Head statistics: a sortable table of every cross-attention head's statistics, and a grid of small
-heatmaps ordered by one statistic (`core.analysis.heads.head_stats`)."""
+heatmaps ordered by one statistic (`core.analysis.heads.head_stats`).
+
+Both are made when the view is shown (or read), not when a translation finishes on the Translate tab: the
+statistics of an OPUS-MT-size model's 48 heads took ~20 ms and its grid ~290 ms of the GUI thread, for a
+page the user may never open. The grid is one view box holding every head's image side by side (48 view
+boxes with their layouts took most of those 290 ms)."""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -60,8 +65,9 @@ class HeadStatsView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.rows: list[analysis.HeadStats] = []
+        self._rows: list[analysis.HeadStats] = []
         self.attention: np.ndarray | None = None  # (L, H, T, S)
+        self._pending: Translation | None = None  # a translation whose statistics are made when shown
         self.table = QTableWidget(0, 2 + len(STAT_FIELDS))
         self.table.setHorizontalHeaderLabels(["Layer", "Head"] + [STAT_TITLES[f] for f in STAT_FIELDS])
         for column, name in enumerate(STAT_FIELDS, start=2):  # hovering a column's title says what it measures
@@ -105,18 +111,34 @@ class HeadStatsView(QWidget):
         """Background, label colour and colour map of the heatmap grid (rebuilt in the new colours)."""
         self._look = look
         self.graphics.setBackground(look.plot_background)
-        if self.rows:
+        if self._rows:
             self._fill_grid()
 
+    @property
+    def rows(self) -> list[analysis.HeadStats]:
+        """Every head's statistics (computed now if a translation is waiting to be shown)."""
+        self._compute()
+        return self._rows
+
     def set_translation(self, translation: Translation) -> None:
+        """Show `translation`'s heads: now if the view is visible, else when it is shown or read."""
         assert translation.attention is not None  # AnalysisPanel passes only translations with attention
+        self._pending = translation
+        if self.isVisible():
+            self._compute()
+
+    def _compute(self) -> None:
+        """The statistics and table of the pending translation, if any."""
+        translation, self._pending = self._pending, None
+        if translation is None:
+            return
         self.attention = translation.attention
-        self.rows = analysis.head_stats(translation)
-        self.hint.setText(f"{len(self.rows)} cross-attention heads · {translation.attention.shape[2]} target × "
+        self._rows = analysis.head_stats(translation)
+        self.hint.setText(f"{len(self._rows)} cross-attention heads · {translation.attention.shape[2]} target × "
                           f"{translation.attention.shape[3]} source tokens")
         self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(self.rows))
-        for r, s in enumerate(self.rows):
+        self.table.setRowCount(len(self._rows))
+        for r, s in enumerate(self._rows):
             self.table.setItem(r, 0, NumericItem(s.layer * 10000 + s.head, layer_name(s.layer)))  # ties: head order
             self.table.setItem(r, 1, NumericItem(s.head, head_name(s.layer, s.head)))
             for c in (0, 1):
@@ -128,37 +150,42 @@ class HeadStatsView(QWidget):
         self._fill_grid()
 
     def clear(self) -> None:
-        self.rows, self.attention = [], None
+        self._rows, self.attention, self._pending = [], None, None
         self.table.setRowCount(0)
         self._fill_grid()
 
     def column_values(self, column: int) -> list[float]:
         """The table's values in `column`, top to bottom, as shown (sorted or not)."""
+        self._compute()
         return [float(self.table.item(r, column).data(Qt.UserRole)) for r in range(self.table.rowCount())]
 
     def sort_by(self, field_name: str, descending: bool = True) -> None:
+        self._compute()
         column = 2 + STAT_FIELDS.index(field_name)
         self.table.sortItems(column, Qt.DescendingOrder if descending else Qt.AscendingOrder)
 
     def set_grid_statistic(self, field_name: str) -> None:
+        self._compute()
         self.sort_combo.setCurrentIndex(STAT_FIELDS.index(field_name))
 
     @property
     def grid_images(self) -> list[pg.ImageItem]:
         """The grid's images in `grid_order` (built now if the grid is waiting to be shown)."""
+        self._compute()
         if self._grid_dirty:
             self._build_grid()
         return self._grid_images
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt name
         super().showEvent(event)
+        self._compute()
         if self._grid_dirty:
             self._build_grid()
 
     def _ordered(self) -> tuple[str, list[analysis.HeadStats]]:
         """The grid's statistic and the heads by it, largest first (stable: ties in (layer, head) order)."""
         field_name = STAT_FIELDS[max(0, self.sort_combo.currentIndex())]
-        return field_name, sorted(self.rows, key=lambda s: -getattr(s, field_name))
+        return field_name, sorted(self._rows, key=lambda s: -getattr(s, field_name))
 
     def _fill_grid(self) -> None:
         """Order the grid; build its cells now if visible, else when first shown (a translation
@@ -169,22 +196,38 @@ class HeadStatsView(QWidget):
             self._build_grid()
 
     def _build_grid(self) -> None:
+        """Every head's heatmap in one view box, `columns` to a row, each titled with its name and statistic."""
         self._grid_dirty = False
         self.graphics.clear()
         self._grid_images = []
         field_name, ordered = self._ordered()
         if self.attention is None or not ordered:
             return
+        box = self.graphics.addViewBox(lockAspect=False, enableMouse=False, invertY=True)
+        box.setMenuEnabled(False)
+        rows_t, cols_s = self.attention.shape[2], self.attention.shape[3]
         columns = max(1, min(self.attention.shape[1], 6))
+        gap_x, title_y = max(1.0, 0.3 * cols_s), max(2.0, 0.35 * rows_t)  # data units between heatmaps, for titles
+        cmap = pg.colormap.get(self._look.colormap)
         for i, s in enumerate(ordered):
             r, c = divmod(i, columns)
-            sub = self.graphics.addLayout(row=r, col=c)
-            sub.addLabel(f"{head_name(s.layer, s.head)} · {getattr(s, field_name):.3f}", row=0, col=0, size="8pt",
-                         color=self._look.plot_text)
-            box = sub.addViewBox(row=1, col=0, lockAspect=False, enableMouse=False, invertY=True)
-            box.setMenuEnabled(False)
-            matrix = self.attention[s.layer, s.head].astype(np.float32)
+            x, y = c * (cols_s + gap_x), r * (rows_t + title_y) + title_y
+            matrix = self.attention[s.layer, s.head].astype(np.float32)  # (T, S)
             image = pg.ImageItem(matrix, axisOrder="row-major", levels=(0.0, top_level(matrix)))
-            image.setColorMap(pg.colormap.get(self._look.colormap))
+            image.setColorMap(cmap)
+            image.setRect(QRectF(x, y, cols_s, rows_t))
             box.addItem(image)
+            title = pg.TextItem(f"{head_name(s.layer, s.head)} · {getattr(s, field_name):.3f}",
+                                color=self._look.plot_text, anchor=(0, 1))
+            title.setFont(_title_font())
+            title.setPos(x, y)
+            box.addItem(title)
             self._grid_images.append(image)
+        n_rows = (len(ordered) + columns - 1) // columns
+        box.setRange(xRange=(0, columns * (cols_s + gap_x)), yRange=(0, n_rows * (rows_t + title_y)), padding=0.01)
+
+
+def _title_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(8.0)
+    return font

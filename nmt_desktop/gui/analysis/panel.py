@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..workers import ModelInfo
 
 log = logging.getLogger("nmt_desktop.gui.analysis")
+TITLE_CHARS = 120  # each quoted text in the title, at most
 
 
 class AnalysisPanel(QWidget):
@@ -85,7 +86,10 @@ class AnalysisPanel(QWidget):
         if translation.best.forced and not who:
             who = "your translation (inspected)"  # scored, not decoded
         said = f"{who[:1].upper()}{who[1:]}: " if who else ""
-        set_fitting_text(self.title, f"{said}“{translation.source}”  →  “{translation.text}”")
+        whole = f"{said}“{translation.source}”  →  “{translation.text}”"
+        short = f"{said}“{_short(translation.source)}”  →  “{_short(translation.text)}”"
+        set_fitting_text(self.title, short)
+        self.title.setToolTip(whole if short != whole else "")
         self.stats.set_translation(translation)
         self.ablation.set_translation(translation, cfg)
         self.alignment.set_translation(translation)
@@ -105,6 +109,11 @@ class AnalysisPanel(QWidget):
         self.beam_tree.shutdown()
         self.compare.shutdown()
         self.alignment.shutdown()
+
+
+def _short(text: str, limit: int = TITLE_CHARS) -> str:
+    """A quoted text cut to `limit` characters: the title stays one or two lines (the whole on hover)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslatePanel,
