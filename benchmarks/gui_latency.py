@@ -18,6 +18,9 @@ Everything runs in the real app (`nmt_desktop.gui.app.MainWindow`), offscreen
     the condition held (an event filter on both viewports records Paint events); `first_data_ms` /
     `last_data_ms` in --json give the condition times alone. The worker's own first `step` and `finished` emissions are
     recorded too (a direct-connected slot in the worker thread) to split model time from GUI time.
+    Per token: (last - first token painted) / (tokens - 1); beside it the median interval between the grid
+    viewport's first Paint events after each new row (rows that arrive together share a paint: 0) and the
+    median interval between the worker's steps (model time per token).
 (b) Process start -> window shown. The parent takes time.time() just before spawning
     `python benchmarks/gui_latency.py --child-startup MODEL`, which imports nmt_desktop.cli.main and runs
     the real launch: plain `nmt-desktop` (`cli_main([])`, the model being the last-used one in a fresh
@@ -28,7 +31,11 @@ Everything runs in the real app (`nmt_desktop.gui.app.MainWindow`), offscreen
     parent has already imported torch and PySide6, so it is not a true cold start); the rest are warm.
 (c) Longest event-loop stall while a translation streams: a 5 ms Qt.PreciseTimer records the time of
     each timeout from the trigger until the last token is painted; stall = max gap - 5 ms. The same
-    timer with no translation running gives the machine's own baseline.
+    timer with no translation running gives the machine's own baseline. Beside it, the GUI thread's CPU
+    time inside one gap (time.thread_time() at each tick), the largest: about the stall on a machine where
+    nothing else wants the CPU (the app's own decoder threads still compete). The first translation after the
+    model loaded (a warm-up, greedy then beam, kept out of the medians) is reported on its own row: it
+    builds the attention grid for the model's layers x heads.
 
 Model: `-m MODEL`, else the bundled default model (`core.locations.default_model_path()`), else a
 stand-in built in a temporary folder: the "small" preset (d 256, 3+3 layers, 4 heads, ffn 1024) with
@@ -36,7 +43,10 @@ random weights (seed 0) and a joint BPE vocabulary trained (target 8000) on 2,00
 English (words from the Python standard library's docstrings plus the default sentence). With the
 stand-in, exactly `--tokens` (default 40) target tokens are generated: Min length = N, Max length =
 0 x n + N in the panel's decoding options. With a real model, the output length is the model's own
-unless --tokens is given.
+unless --tokens is given (the same forcing: `--tokens 40` streams exactly 40 tokens from any model,
+random weights included). The table's header names the attention grid's layers x heads and cells.
+--no-startup skips (b). benchmarks/opus_size_app.py runs this for the bundled and an OPUS-MT-size
+model alternately (issue 29).
 
     python benchmarks/gui_latency.py --repeats 5
     python benchmarks/gui_latency.py -m models/en-de --json
@@ -60,6 +70,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +339,7 @@ class Bench:
         panel = self.panel
         st: dict[str, Any] = {"first_data": None, "last_data": None, "finished": False, "target": None,
                               "armed": False}
+        row_times: list[float] = []  # row_times[k]: when painted_rows() was first seen >= k + 1
         ticks: list[float] = []
         self.worker_steps.clear()
         self.worker_done.clear()
@@ -339,7 +351,11 @@ class Bench:
             now = time.perf_counter()
             if not st["armed"]:
                 return
-            if st["first_data"] is None and self._shows_token() and panel.view.painted_rows() >= 1:
+            rows = panel.view.painted_rows()
+            if panel.view.streaming or st["finished"]:
+                while len(row_times) < rows:
+                    row_times.append(now)
+            if st["first_data"] is None and self._shows_token() and rows >= 1:
                 st["first_data"] = now
             if st["finished"] and st["last_data"] is None:
                 state = panel.document.current()
@@ -362,7 +378,14 @@ class Bench:
         poll.timeout.connect(check)
         tick = self.QTimer(interval=TICK_MS)
         tick.setTimerType(self.Qt.PreciseTimer)
-        tick.timeout.connect(lambda: ticks.append(time.perf_counter()))
+        tick_cpu: dict[float, float] = {}  # tick time -> the GUI thread's CPU time then
+
+        def on_tick() -> None:
+            now = time.perf_counter()
+            ticks.append(now)
+            tick_cpu[now] = time.thread_time()
+
+        tick.timeout.connect(on_tick)
         panel.output.textChanged.connect(check)
         panel.translationFinished.connect(finished)
         guard = self.QTimer(singleShot=True, interval=RUN_TIMEOUT_S * 1000)
@@ -381,7 +404,8 @@ class Bench:
             if not panel.running:
                 raise SystemExit(f"Translate did not start a request: {self.errors}")
             loop.exec()
-            gui_cpu = time.thread_time() - cpu0
+            cpu_end = time.thread_time()
+            gui_cpu = cpu_end - cpu0
         finally:
             for t in (tick, poll, guard):
                 t.stop()
@@ -396,8 +420,30 @@ class Bench:
         edges = [t0] + window + [end]
         gaps = [b - a for a, b in zip(edges, edges[1:])]
         stall_end = edges[1 + max(range(len(gaps)), key=gaps.__getitem__)] if gaps else None
+        # the GUI thread's CPU time inside each gap: what the stall would be if nothing else wanted the CPU
+        # (the last gap ends a little after `end`, when the loop returned: an upper bound there)
+        cpus = [cpu0] + [tick_cpu[t] for t in window] + [cpu_end]
+        gap_cpu = [b - a for a, b in pairwise(cpus)]
+        longest = max(range(len(gaps)), key=gaps.__getitem__) if gaps else None
         ms = lambda t: None if t is None else round((t - t0) * 1000, 2)  # noqa: E731
+        target = st["target"] or 0
+        # per token: the grid viewport's first Paint event after each new row was handed to the cells
+        grid_paints = self.paints[self.viewports["grid"]]
+        row_paints = [next((p for p in grid_paints if p >= t), None) for t in row_times[:target]]
+        row_paints = [p for p in row_paints if p is not None]
+        def gaps_ms(ts: list[float]) -> list[float]:
+            return [(b - a) * 1000 for a, b in pairwise(ts)]
+
+        per_token = (None if first_paint is None or last_paint is None or target < 2
+                     else round((last_paint - first_paint) * 1000 / (target - 1), 2))
         return {
+            "per_token_ms": per_token,
+            "token_paint_interval_ms": (round(statistics.median(gaps_ms(row_paints)), 2)
+                                        if len(row_paints) > 1 else None),
+            "token_paint_interval_max_ms": (round(max(gaps_ms(row_paints)), 2) if len(row_paints) > 1 else None),
+            "worker_step_interval_ms": (round(statistics.median(gaps_ms(self.worker_steps)), 2)
+                                        if len(self.worker_steps) > 1 else None),
+            "rows_seen": len(row_times),
             "first_ms": ms(first_paint), "first_data_ms": ms(st["first_data"]),
             "last_ms": ms(last_paint), "last_data_ms": ms(st["last_data"]),
             "worker_first_step_ms": ms(self.worker_steps[0]) if self.worker_steps else None,
@@ -405,11 +451,32 @@ class Bench:
             "done_to_painted_ms": (round((end - self.worker_done[0]) * 1000, 2) if self.worker_done else None),
             "stall_ms": round(max(gaps) * 1000 - TICK_MS, 2) if gaps else None,
             "stall_end_ms": ms(stall_end) if gaps else None,
+            "stall_cpu_ms": round(gap_cpu[longest] * 1000, 2) if gaps else None,
+            "max_gap_cpu_ms": round(max(gap_cpu) * 1000, 2) if gaps else None,
             "mean_tick_ms": round((end - t0) * 1000 / max(1, len(window)), 2),
             "gui_thread_cpu_ms": round(gui_cpu * 1000, 2),
             "ticks": len(window),
             "target_tokens": st["target"], "steps_streamed": len(self.worker_steps),
         }
+
+    def grid_info(self) -> dict:
+        """What the attention grid showed at the end: cells, layers x heads, and how many cells lie wholly
+        inside the scroll area's visible part (the rest is reached by scrolling)."""
+        from PySide6.QtCore import QRect
+
+        view = self.panel.view
+        grid, scroll = view.grid, view.scroll
+        shown = QRect(-grid.x(), -grid.y(), scroll.viewport().width(), scroll.viewport().height())
+        visible = 0
+        for cell in view._cells:  # a read-only look at the grid's cells
+            rect = grid.mapFromScene(cell.box.sceneBoundingRect()).boundingRect()
+            visible += shown.contains(rect)
+        return {"kind": view.kind(), "layers_x_heads": [view._layers, view._heads],
+                "cells": len(view._cells), "cells_fully_visible": visible,
+                "grid_px": [grid.width(), grid.height()],
+                "viewport_px": [scroll.viewport().width(), scroll.viewport().height()],
+                "grid_visible": grid.isVisible() and view.isVisible(),
+                "focus_view_open": not view.focus_view.isHidden()}
 
     def close(self) -> None:
         from nmt_desktop.gui.lifetime import close_down
@@ -450,26 +517,32 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
         print(f"# no bundled model: built the random-weight 'small' stand-in in {time.perf_counter() - t:.1f}s",
               file=sys.stderr)
     tokens = args.tokens if args.tokens is not None else (40 if standin else 0)
+    if args.grid_build_slice is not None:  # A/B of the gradual grid build (1e9: every cell at once, as before)
+        from nmt_desktop.gui import attention_view
+
+        attention_view.GRID_BUILD_SLICE_S = args.grid_build_slice
     if args.threads:
         import torch
 
         torch.set_num_threads(args.threads)
 
     with _load_meter() as load:
-        startup = measure_startup(model, 1 + args.repeats, tmp, args.startup)
+        startup = measure_startup(model, 1 + args.repeats, tmp, args.startup) if not args.no_startup else []
         bench = Bench(model, args.text, tokens)
         try:
             idle = [bench.idle_stall(1.0) for _ in range(2)]
             runs: dict[str, list[dict]] = {"greedy": [], "beam": []}
             modes = [("greedy", 1), ("beam", args.beam)]
-            for name, beam in modes:  # warm-up: the first translation pays one-off costs
+            warmup: dict[str, dict] = {}
+            for name, beam in modes:  # warm-up: the first translation pays one-off costs (reported apart)
                 bench.set_mode(beam)
-                bench.run_once()
+                warmup[name] = bench.run_once()
             for _ in range(args.repeats):  # interleaved so background load hits both alike
                 for name, beam in modes:
                     bench.set_mode(beam)
                     runs[name].append(bench.run_once())
             info = bench.window.info
+            grid = bench.grid_info()
             source_tokens = len(bench.panel.document.current().source_tokens)
             vocab = bench.panel.translator.config.tgt_vocab_size
         finally:
@@ -482,9 +555,12 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
         summary[name] = {key: _stats([r[key] for r in rs if r[key] is not None])
                          for key in ("first_ms", "first_data_ms", "last_ms", "last_data_ms", "worker_first_step_ms",
                                      "worker_done_ms", "done_to_painted_ms", "stall_ms", "mean_tick_ms",
-                                     "gui_thread_cpu_ms")}
+                                     "gui_thread_cpu_ms", "per_token_ms", "token_paint_interval_ms",
+                                     "token_paint_interval_max_ms", "worker_step_interval_ms", "stall_cpu_ms",
+                                     "max_gap_cpu_ms")
+                         if any(r.get(key) is not None for r in rs)}
         summary[name]["target_tokens"] = sorted({r["target_tokens"] for r in rs})
-    summary["startup"] = {"other_load_cpus_median": round(statistics.median(
+    summary["startup"] = None if not startup else {"other_load_cpus_median": round(statistics.median(
                               [s["other_load_cpus"] for s in startup if s["other_load_cpus"] is not None] or [0]), 2),
                           "first_shown_s": round(startup[0]["shown_s"], 3),
                           "first_ready_s": round(startup[0]["ready_s"], 3),
@@ -497,8 +573,9 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
     goals = {
         "first_token_ms": {"goal": GOALS["first_token_ms"], "measured_median": worst_first,
                            "met": worst_first < GOALS["first_token_ms"]},
-        "shown_s": {"goal": GOALS["shown_s"], "measured_warm_median": summary["startup"]["warm_shown_s"]["median"],
-                    "met": summary["startup"]["warm_shown_s"]["median"] < GOALS["shown_s"]},
+        "shown_s": None if not startup else {
+            "goal": GOALS["shown_s"], "measured_warm_median": summary["startup"]["warm_shown_s"]["median"],
+            "met": summary["startup"]["warm_shown_s"]["median"] < GOALS["shown_s"]},
         "stall_ms": {"goal": GOALS["stall_ms"], "measured_max": worst_stall, "met": worst_stall < GOALS["stall_ms"],
                      "measured_median": median_stall, "met_in_median_run": median_stall < GOALS["stall_ms"]},
     }
@@ -506,10 +583,11 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
         "machine": machine,
         "settings": {"model": "stand-in: random-weight small" if standin else str(model), "standin": standin,
                      "model_name": info.name, "decoder": f"{info.layers} layers x {info.heads} heads",
-                     "target_vocab": vocab,
+                     "target_vocab": vocab, "grid": grid,
                      "text": args.text, "source_tokens": source_tokens, "tokens": tokens or "natural",
-                     "beam": args.beam, "repeats": args.repeats, "tick_ms": TICK_MS, "poll_ms": POLL_MS},
-        "summary": summary, "goals": goals, "runs": runs, "startup_runs": startup, "idle_stall_runs_ms": idle,
+                     "beam": args.beam, "repeats": args.repeats, "tick_ms": TICK_MS, "poll_ms": POLL_MS,
+                     "grid_build_slice_s": args.grid_build_slice},
+        "summary": summary, "goals": goals, "runs": runs, "warmup_runs": warmup, "startup_runs": startup, "idle_stall_runs_ms": idle,
     }
 
 
@@ -522,7 +600,10 @@ def print_table(res: dict) -> None:
     print(f"Machine: {m['cpu']}, {m['logical_cpus']} logical CPUs, torch {m['torch']} ({m['torch_threads']} threads), "
           f"PySide6 {m['pyside6']}, Python {m['python']}, QT_QPA_PLATFORM={m['qt_platform']}, {m['date']}; "
           f"other processes kept {m['other_load_cpus']} CPUs busy meanwhile")
-    print(f"Model: {st['model']} ({st['model_name']}, decoder {st['decoder']}, target vocabulary {st['target_vocab']}); {st['source_tokens']} source tokens, "
+    gr = st.get("grid") or {}
+    grid = (f"; attention grid: {gr['kind']}, {gr['layers_x_heads'][0]} x {gr['layers_x_heads'][1]} heads, "
+            f"{gr['cells']} cells ({gr['cells_fully_visible']} wholly in view without scrolling)") if gr else ""
+    print(f"Model: {st['model']} ({st['model_name']}, decoder {st['decoder']}, target vocabulary {st['target_vocab']}{grid}); {st['source_tokens']} source tokens, "
           f"target tokens {su['greedy']['target_tokens']} greedy / {su['beam']['target_tokens']} beam {st['beam']}; "
           f"{st['repeats']} repeats (median (min–max))\n")
     b = st["beam"]
@@ -534,6 +615,11 @@ def print_table(res: dict) -> None:
           f"| {_fmt(su['beam']['worker_first_step_ms'])} | | |")
     print(f"| Translate → last token painted (ms) | {_fmt(su['greedy']['last_ms'])} | {_fmt(su['beam']['last_ms'])} "
           f"| | |")
+    for key, label in (("per_token_ms", "per token: (last − first painted) / (tokens − 1) (ms)"),
+                       ("token_paint_interval_ms", "… median interval between grid paints of successive rows (ms)"),
+                       ("worker_step_interval_ms", "… median interval between the worker's steps (ms)")):
+        if key in su["greedy"] and key in su["beam"]:
+            print(f"| {label} | {_fmt(su['greedy'][key], '', 1)} | {_fmt(su['beam'][key], '', 1)} | | |")
     print(f"| … worker finished decoding (ms) | {_fmt(su['greedy']['worker_done_ms'])} "
           f"| {_fmt(su['beam']['worker_done_ms'])} | | |")
     print(f"| … decode finished → final view painted (ms) | {_fmt(su['greedy']['done_to_painted_ms'])} "
@@ -542,12 +628,22 @@ def print_table(res: dict) -> None:
           f"| {_fmt(su['beam']['stall_ms'])} | < {g['stall_ms']['goal']:.0f} ms "
           f"| median run: {'yes' if g['stall_ms']['met_in_median_run'] else '**no**'}; "
           f"every run: {'yes' if g['stall_ms']['met'] else '**no**'} |")
+    if "max_gap_cpu_ms" in su["greedy"] and "max_gap_cpu_ms" in su["beam"]:
+        print(f"| … GUI-thread CPU time inside one gap of that timer, the largest (ms) "
+              f"| {_fmt(su['greedy']['max_gap_cpu_ms'])} | {_fmt(su['beam']['max_gap_cpu_ms'])} | | |")
     print(f"| GUI-thread CPU time during the translation (ms) | {_fmt(su['greedy']['gui_thread_cpu_ms'])} "
           f"| {_fmt(su['beam']['gui_thread_cpu_ms'])} | | |")
     print(f"| mean interval of the {TICK_MS} ms timer while streaming (ms) | {_fmt(su['greedy']['mean_tick_ms'], '', 1)} "
           f"| {_fmt(su['beam']['mean_tick_ms'], '', 1)} | | |")
+    w = res["warmup_runs"]
+    print(f"| first translation after the model loaded (warm-up, not in the rows above): first / last token "
+          f"painted, longest stall (ms) | {w['greedy']['first_ms']:.0f} / {w['greedy']['last_ms']:.0f}, "
+          f"stall {w['greedy']['stall_ms']:.0f} | (beam after it) {w['beam']['first_ms']:.0f} / "
+          f"{w['beam']['last_ms']:.0f}, stall {w['beam']['stall_ms']:.0f} | | |")
     print(f"| longest stall of the same timer, app idle (ms over {TICK_MS}) | {su['idle_stall_ms']:.0f} | | | |")
     s = su["startup"]
+    if s is None:  # --no-startup
+        return
     print(f"| process start → window shown (s), warm | {s['warm_shown_s']['median']:.2f} "
           f"({s['warm_shown_s']['min']:.2f}–{s['warm_shown_s']['max']:.2f}) | | < {g['shown_s']['goal']:.0f} s "
           f"| {'yes' if g['shown_s']['met'] else '**no**'} |")
@@ -572,6 +668,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--startup", choices=("app", "gui"), default="app",
                    help="start-up command timed: app = `nmt-desktop` (the model set as the last used one in a "
                         "fresh settings folder), gui = `nmt-desktop gui -m MODEL` (default app)")
+    p.add_argument("--no-startup", action="store_true", help="skip (b), the start-up runs")
+    p.add_argument("--grid-build-slice", type=float, default=None, metavar="S",
+                   help="attention_view.GRID_BUILD_SLICE_S for the in-process runs (A/B: 1e9 builds a new grid "
+                        "at once, as before issue 29)")
     p.add_argument("--child-startup", metavar="MODEL", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child_startup:

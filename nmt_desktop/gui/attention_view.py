@@ -13,10 +13,16 @@ Colour scales: see `heatmap` ("cell", "shared", "log": log10 of the weights with
 
 Limits: streaming keeps at most `max_rows` target rows (`begin(..., max_rows=1024)`); later steps are
 counted in `dropped_steps` and not drawn.
+
+A new grid shape met while streaming (the first translation of a model, e.g. 55 cells for 6 layers x 8
+heads: ~0.1 s of pyqtgraph set-up, several times that while the decoder competes for the CPU) is built
+a slice of cells per event-loop turn (`GRID_BUILD_SLICE_S`), so the event loop is never blocked that
+long; `cell_item`, exports and a finished translation complete it at once.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,13 +38,14 @@ from nmt_desktop.core.analysis.words import word_ids
 from . import export, theme
 from .focus_view import FocusView
 from .heatmap import COLOR_SCALES, LOG_LEVELS, HeatmapCell, display_image, paper_theme, top_level
+from .labels import fit_width
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translation
 
 SCALE_TITLES = {"cell": "per cell", "shared": "shared", "log": "log"}
 DEFAULT_MAX_ROWS = 1024
-from .labels import fit_width
+GRID_BUILD_SLICE_S = 0.02  # streaming into a new grid shape: build cells for about this long per event-loop turn
 
 
 def _stacked(weights: np.ndarray) -> np.ndarray:
@@ -137,6 +144,9 @@ class AttentionView(QtWidgets.QWidget):
         # what the cells show: raw stacked matrices R (cells, capacity, cols) and their display form D
         self._layers = self._heads = 0
         self._cells: list[HeatmapCell] = []
+        self._specs: list[tuple[int, int, str, int, int]] = []  # every cell of the grid, built or still to build
+        self._build_timer = QtCore.QTimer(self, singleShot=True, interval=0)
+        self._build_timer.timeout.connect(lambda: self._build_more(GRID_BUILD_SLICE_S))
         self._R = np.zeros((0, 0, 0), dtype=np.float32)
         self._D = self._R
         self._rows = 0
@@ -197,7 +207,7 @@ class AttentionView(QtWidgets.QWidget):
         self._s_buf[:, :, r] = att
         self._s_rows = r + 1
         self._s_tokens.append(piece)
-        if self._merge or len(self._cells) != L * (H + 1) + 1:
+        if self._merge or len(self._specs) != L * (H + 1) + 1:
             self._render()  # merged words change as pieces arrive: recompute (not the cheap path)
             return
         # cheap path: write one row of the stacked raw/display buffers, re-point every ImageItem
@@ -324,13 +334,13 @@ class AttentionView(QtWidgets.QWidget):
         layer, head = self._focus_key
         if layer >= self._layers or head >= self._heads:
             layer, head = self._focus_key = (-1, -1)
-        i = self._cell_index(layer, head) if self._cells else None
+        i = self._cell_index(layer, head) if self._specs else None
         if i is None:
             matrix = np.zeros((0, len(self._shown_source)), dtype=np.float32)
             title = KIND_TITLES[self._shown_kind]
         else:
             matrix = self._R[i, : self._rows]
-            title = f"{KIND_TITLES[self._shown_kind]} · {self._cells[i].title}"
+            title = f"{KIND_TITLES[self._shown_kind]} · {self._specs[i][2]}"
         self.focus_title = title  # also the CSV export's corner cell
         self.focus_view.set_matrix(matrix, self._shown_source, self._shown_target, title, self._scale,
                                    self._levels_for(i) if i is not None else None,
@@ -406,6 +416,7 @@ class AttentionView(QtWidgets.QWidget):
 
     def cell_item(self, layer: int, head: int) -> HeatmapCell:
         """The grid cell (its `.image` ImageItem, `.box` ViewBox, `.row_mark`/`.col_mark` highlights)."""
+        self._build_more(None)  # a grid still being built: finish it now
         return self._cells[self._cell_index(layer, head)]
 
     def _cell_index(self, layer: int, head: int) -> int:
@@ -423,7 +434,7 @@ class AttentionView(QtWidgets.QWidget):
             data = AttentionData(self._kind, [], [], np.zeros((0, 0, 0, 0), dtype=np.float32))
         if self._merge:
             data = data.merged()
-        self._build_grid(data.layers, data.heads)
+        self._build_grid(data.layers, data.heads, gradual=self._streaming)
         self._shown_kind = data.kind
         self._shown_source = list(data.source_tokens)
         self._shown_target = list(data.target_tokens[: data.rows])
@@ -458,11 +469,16 @@ class AttentionView(QtWidgets.QWidget):
         if self._highlight[1] >= 0:  # the column bar follows the growing rows
             self._set_highlight(*self._highlight)
 
-    def _build_grid(self, layers: int, heads: int) -> None:
-        if (layers, heads) == (self._layers, self._heads) and self._cells:
+    def _build_grid(self, layers: int, heads: int, gradual: bool = False) -> None:
+        """Cells for a layers x heads grid; `gradual`: the first slice now, the rest on later event-loop turns."""
+        if (layers, heads) == (self._layers, self._heads) and self._specs:
+            if not gradual:
+                self._build_cells(None)  # the caller paints every cell next
             return
+        self._build_timer.stop()
         self.grid.clear()
         self._cells = []
+        self._specs = []
         self._layers, self._heads = layers, heads
         if layers == 0 or heads == 0:
             return
@@ -470,9 +486,35 @@ class AttentionView(QtWidgets.QWidget):
             for head in list(range(heads)) + [-1]:
                 title = head_name(layer, head) if head >= 0 else f"{layer_name(layer)} avg"
                 col = head if head >= 0 else heads
-                self._cells.append(self._make_cell(layer, col, title, layer, head))
-        self._cells.append(self._make_cell(layers, heads, "all", -1, -1))
+                self._specs.append((layer, col, title, layer, head))
+        self._specs.append((layers, heads, "all", -1, -1))
         self.grid.setMinimumSize(70 * (heads + 1), 70 * (layers + 1))
+        self._build_cells(GRID_BUILD_SLICE_S if gradual else None)
+
+    def _build_cells(self, budget_s: float | None) -> None:
+        """Make the cells still missing: all (`budget_s` None), else for about `budget_s` (one at least) and the
+        rest on a later event-loop turn."""
+        start = time.perf_counter()
+        while len(self._cells) < len(self._specs):
+            self._cells.append(self._make_cell(*self._specs[len(self._cells)]))
+            if budget_s is not None and time.perf_counter() - start > budget_s:
+                break
+        if len(self._cells) < len(self._specs):
+            self._build_timer.start()
+
+    def _build_more(self, budget_s: float | None) -> None:
+        """Build more of a grid begun gradually (all of it: None) and show the current content in the new cells."""
+        first = len(self._cells)
+        if first >= len(self._specs):
+            return
+        self._build_cells(budget_s)
+        rows, cols = self._rows, len(self._shown_source)
+        extent = max(rows, self._cells[0].y_extent) if self._streaming and first else rows
+        for i in range(first, len(self._cells)):
+            cell = self._cells[i]
+            cell.set_extent(extent, cols)
+            cell.set_image(self._D[i, :rows], self._levels_for(i))
+            cell.set_highlight(*self._highlight, rows, cols)
 
     def _make_cell(self, row: int, col: int, title: str, layer: int, head: int) -> HeatmapCell:
         return HeatmapCell(self.grid.ci, row, col, title, lambda: self._cell_clicked(layer, head), self._cell_hover)
@@ -490,6 +532,7 @@ class AttentionView(QtWidgets.QWidget):
 
     def export_grid(self, path: str) -> None:
         """The whole grid as .png or .svg (by suffix)."""
+        self._build_more(None)
         export.ensure_laid_out(self.grid)
         shown = self._look
         self._restyle(paper_theme())  # light figure, the chosen colour map

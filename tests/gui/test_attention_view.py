@@ -366,3 +366,26 @@ def test_focus_svg_draws_heatmap_and_axes_in_one_scale(av_view, av_decoded, tmp_
         drawn = [(a, d, tags) for a, d, tags in groups if tags & {"text", "path", "polyline"} and "image" not in tags]
         assert drawn, which
         assert {(a, d) for a, d, _ in drawn} == {(1.0, 1.0)}, (which, sorted({(a, d) for a, d, _ in drawn}))
+
+
+def test_a_new_48_head_grid_is_built_a_slice_at_a_time_while_streaming(av_view, qtbot, monkeypatch):
+    """An OPUS-MT-size grid (6 layers x 8 heads: 55 cells) took ~120 ms of the GUI thread to build when its
+    first step arrived; while streaming it is built a slice per event-loop turn, every cell then showing
+    the rows streamed so far."""
+    from nmt_desktop.gui import attention_view
+
+    monkeypatch.setattr(attention_view, "GRID_BUILD_SLICE_S", 0.0)  # one cell per turn
+    layers, heads, source = 6, 8, ["▁a", "▁b", "▁c", "</s>"]
+    rng = np.random.default_rng(0)
+    rows = [rng.dirichlet(np.ones(len(source)), size=(layers, heads)).astype(np.float32) for _ in range(3)]
+    av_view.begin(source, layers, heads)
+    av_view.append_step("▁x", rows[0])
+    assert 0 < len(av_view._cells) < layers * (heads + 1) + 1  # part of the grid now, the rest later
+    av_view.append_step("▁y", rows[1])
+    qtbot.waitUntil(lambda: len(av_view._cells) == layers * (heads + 1) + 1, timeout=5000)
+    av_view.append_step("▁z", rows[2])
+    expected = np.stack(rows, axis=2)  # (L, H, 3, S)
+    for layer in range(layers):
+        for head in range(heads):
+            np.testing.assert_array_equal(_cell(av_view, layer, head).image, expected[layer, head])
+    assert av_view.cell_item(5, 7).title == "L6 H8"
