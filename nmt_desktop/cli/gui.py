@@ -42,8 +42,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "the model's probability, the model's own choices marked, both sentence scores; the attention "
                         "view and the Analysis tab show its tokens)")
     p.add_argument("--select", metavar="WORD", default=None,
-                   help="with --text: select the source word WORD as a click would (linked views: the word in the "
-                        "source box, its column in every heatmap, its alignment links)")
+                   help="with --text: select WORD as a click would (linked views): a source word lights up in the "
+                        "source box, as a column of every heatmap and in its alignment links; a word of the translation "
+                        "in the translation, as a row of every heatmap and in the Alternatives tab")
     p.add_argument("--tab", choices=("translate", "models", "train", "analysis"), default=None, help="tab to show")
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
     p.add_argument("--theme", choices=("system", "light", "dark"), default=None,

@@ -245,9 +245,11 @@ class MainWindow(QMainWindow):
         self.modelChanged.emit(info)
 
     def _refresh_model_picker(self) -> None:
-        """The Translate tab's model picker lists what the Models tab offers, the loaded model selected."""
-        self.translate_panel.model_picker.set_models(self.models_panel.picker_models(),
-                                                     self.info.path if self.info is not None else None)
+        """The Translate tab's model picker lists what the Models tab offers, the loaded model selected; the
+        Compare view offers the same list for its model B."""
+        models = self.models_panel.picker_models()
+        self.translate_panel.model_picker.set_models(models, self.info.path if self.info is not None else None)
+        self.analysis_panel.compare.set_models(models)
 
     def _on_trained_model(self, path: str) -> None:
         """A training run ended: its model joins the model picker (recent models), one click loads it."""

@@ -3,9 +3,11 @@ Cancel and Save.
 
 The text is cut into units by the core's one policy (core/decoding/document.py, as the Translate tab and
 `nmt-desktop translate` cut it): each line on its own, so N source lines give N translated lines and a
-blank line stays blank. The worker is the Translate tab's `TranslateWorker` (same cancellation and error
-handling) reporting each finished unit instead of each token. Cancel stops between decoding steps; nothing
-is written until Save, and Save writes the whole file at once (gui/document_file.py).
+blank line stays blank. They are shown as a table, a row per line, the translation beside its source line
+(document_table.py), so a line that wraps never puts the two out of step. The worker is the Translate tab's
+`TranslateWorker` (same cancellation and error handling) reporting each finished unit instead of each token.
+Cancel stops between decoding steps; nothing is written until Save, and Save writes the whole file at once
+(gui/document_file.py).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from nmt_desktop.core.decoding.document import document_lines
 
 from .document_file import DocumentFileError, read_document, translation_name, write_translation
+from .document_table import LineTable
 from .formatting import format_eta
 from .train.eta import EtaEstimator
 from .workers import TranslateWorker, WorkerThread
@@ -92,18 +96,9 @@ class DocumentDialog(QDialog):
     def _build_ui(self) -> None:
         self.title = QLabel("")
         self.title.setObjectName("paneTitle")
-        self.source_view = QPlainTextEdit()
-        self.source_view.setReadOnly(True)
-        self.source_view.setToolTip("The file being translated")
-        self.target_view = QPlainTextEdit()
-        self.target_view.setReadOnly(True)
-        self.target_view.setPlaceholderText("The translation appears here, line by line.")
-        self.target_view.setToolTip("The translation: one line per line of the file, blank lines kept")
-        for view in (self.source_view, self.target_view):
-            view.setLineWrapMode(QPlainTextEdit.WidgetWidth)
-        split = QSplitter(Qt.Horizontal)
-        split.addWidget(self.source_view)
-        split.addWidget(self.target_view)
+        self.table = LineTable()
+        self.table.setToolTip("The file, a row per line, and its translation beside each line as it is translated "
+                              "(blank lines kept)")
         self.progress = QProgressBar()
         self.progress.setToolTip("Share of the file's source tokens translated")
         self.status = QLabel("")
@@ -128,7 +123,7 @@ class DocumentDialog(QDialog):
             buttons.addWidget(b)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.table, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
@@ -164,8 +159,7 @@ class DocumentDialog(QDialog):
         self.cancel()
         self.path, self.lines = Path(path), None
         self.title.setText(f"{self.path.name} → {self.target_lang or 'translation'}")
-        self.source_view.setPlainText(text)
-        self.target_view.clear()
+        self.table.pairs.set_source(document_lines(text))
         self.progress.setValue(0)
         self.status.setText("Starting…")
         self.request_id, self._next_id = self._next_id, self._next_id + 1
@@ -200,13 +194,12 @@ class DocumentDialog(QDialog):
         if request_id != self.request_id or not 0 <= index < len(self.unit_texts):
             return
         self.unit_texts[index] = text
-        self.target_view.setPlainText("\n".join(self._preview_lines()))
+        self.table.pairs.set_target(self._preview_lines())
         self._show_progress()
 
     def _preview_lines(self) -> list[str]:
         """The translated lines so far: every line up to the first unit still to come."""
-        source_lines = self.source_view.toPlainText().split("\n")
-        pending = next((u.line for u, t in zip(self.units, self.unit_texts) if t is None), len(source_lines))
+        pending = next((u.line for u, t in zip(self.units, self.unit_texts) if t is None), len(self.table.pairs.source))
         parts: list[list[str]] = [[] for _ in range(pending)]
         for unit, text in zip(self.units, self.unit_texts):
             if text is not None and unit.line < pending:
@@ -225,7 +218,7 @@ class DocumentDialog(QDialog):
             return
         self.request_id = 0
         self.lines = [t.text for t in translations]
-        self.target_view.setPlainText("\n".join(self.lines))
+        self.table.pairs.set_target(self.lines)
         self.progress.setValue(self.progress.maximum())
         seconds = time.perf_counter() - self._t0
         self.status.setText(f"Done: {len(self.lines)} lines ({len(self.units)} sentences) in {format_eta(seconds)}. "

@@ -21,8 +21,6 @@ from nmt_desktop.core.analysis.words import word_ids, words_of
 from .headless import HeadlessError, wait_until
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.search import BeamState
-
     from .analysis.ablation import AblationView
     from .analysis.alignment import AlignmentView
     from .analysis.beam_tree import BeamTreeView
@@ -90,18 +88,24 @@ def inspect(window: MainWindow, translation: str) -> None:
         raise HeadlessError(failures[-1])
     rows = len(results[0].given.best.tokens)
     wait_until(lambda: window.translate_panel.view.painted_rows() >= rows, 60, "the attention view to paint")
+
+
 def select_word(window: MainWindow, word: str) -> None:
-    """`--select WORD`: select the first source token of WORD in the sentence shown, as a click would (linked
-    views); a word the source does not have is a HeadlessError (code 2) naming the words it has."""
+    """`--select WORD`: select WORD of the sentence shown, as a click would (linked views): a source word (its
+    first token), else a word of the translation; a word in neither is a HeadlessError (code 2) naming them."""
     panel = window.translate_panel
     unit = panel.document.current()
-    words = words_of(unit.source_tokens) if unit is not None else []
-    ids = word_ids(unit.source_tokens) if unit is not None else []
-    if word not in words:
-        raise HeadlessError(f"--select {word}: the source has no such word (its words: {', '.join(words)})", 2)
-    panel.links.tokens.select(-1, ids.index(words.index(word)))
-
-
+    if unit is None or unit.translation is None:
+        raise HeadlessError("--select: there is no finished translation to select a word of", 2)
+    target_tokens = unit.translation.best.tokens
+    for side, tokens in (("source", unit.source_tokens), ("target", target_tokens)):
+        words = words_of(tokens)
+        if word in words:
+            token = word_ids(tokens).index(words.index(word))
+            panel.links.tokens.select(*((-1, token) if side == "source" else (token, -1)))
+            return
+    raise HeadlessError(f"--select {word}: no such word in the source ({', '.join(words_of(unit.source_tokens))}) "
+                        f"or the translation ({', '.join(words_of(target_tokens))})", 2)
 
 
 def _check_heads(refs: list[HeadRef], flag: str, layers: int, heads: int) -> None:
@@ -167,23 +171,8 @@ def _beam_tree(window: MainWindow, view: BeamTreeView, args: argparse.Namespace)
         raise HeadlessError(f"--beam {beam}: the beam tree draws beams of {view.beam.minimum()}.."
                             f"{view.beam.maximum()}", 2)
     view.beam.setValue(beam)
-    _run_job(view, view.decode, view.decoded, "the beam search", view.status.text)
-    best = _best_node(view.state, view.result.target_ids)
-    if best is not None:
-        view.select_node(best)
+    _run_job(view, view.decode, view.decoded, "the beam search", view.status.text)  # selects the best node
     _fit_tree(view)
-
-
-def _best_node(state: BeamState, target_ids: list[int]) -> int | None:
-    """The finished tree node spelling the best hypothesis (else the best-scoring finished node)."""
-    finished = [n for n in state.tree if n.status == "finished"]
-    best = list(target_ids)
-    for node in finished:
-        tokens = list(state.node_tokens(node.id))
-        short, long = sorted((tokens, best), key=len)
-        if len(long) - len(short) <= 1 and long[: len(short)] == short:  # with or without </s>
-            return node.id
-    return max(finished, key=lambda n: n.score).id if finished else None
 
 
 def _fit_tree(view: BeamTreeView, min_scale: float = 0.55) -> None:

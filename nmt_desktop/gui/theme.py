@@ -48,6 +48,8 @@ class Theme:
     code_background: str
     token_background: str  # a translated token's chip in the output pane
     diffuse_background: str  # a token with diffuse attention (highlighted)
+    plot_line: str  # lines drawn on plot_background (alignment links): at least 3:1 on it
+    control_border: str  # the ring of check boxes and radio buttons: at least 3:1 on window and base
     colormap: str = DEFAULT_COLORMAP
 
 
@@ -55,12 +57,14 @@ LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", mute
               accent="#4f46e5", accent_hover="#4338ca", accent_disabled="#a5b4fc", selection="#e0e7ff",
               plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#a14807",
               error="#b91c1c", error_background="#fef2f2", error_border="#fecaca", code_background="#f8fafc",
-              token_background="#eef2ff", diffuse_background="#ffedd5")
+              token_background="#eef2ff", diffuse_background="#ffedd5", plot_line="#4f46e5",
+              control_border="#7c8291")
 DARK = Theme(dark=True, window="#1e1f24", base="#26282e", text="#e5e7eb", muted="#9ca3af", border="#3a3d45",
              accent="#6366f1", accent_hover="#818cf8", accent_disabled="#3f3f74", selection="#312e81",
              plot_background="#1b1c20", plot_text="#d1d5db", pending_cell="#34363c", warning="#fbbf24",
              error="#fca5a5", error_background="#3b1d1d", error_border="#7f1d1d", code_background="#1f2126",
-             token_background="#2e3250", diffuse_background="#42290f")
+             token_background="#2e3250", diffuse_background="#42290f", plot_line="#818cf8",
+             control_border="#858b96")
 
 STYLE = """
 QMainWindow, QWidget#central {{ background: {window}; }}
@@ -84,6 +88,7 @@ QPushButton#primaryButton:hover {{ background: {accent_hover}; }}
 QPushButton#primaryButton:disabled {{ background: {accent_disabled}; border-color: {accent_disabled}; }}
 QListWidget, QTableWidget {{ border: 1px solid {border}; border-radius: 6px; background: {base}; color: {text}; }}
 QListWidget::item {{ padding: 3px; }}
+QTableView#lineTable::item {{ padding: 3px 4px; }}
 QListWidget::item:selected {{ background: {selection}; color: {text}; }}
 QLabel#emptyTitle {{ font-size: 16pt; color: {text}; }}
 QStatusBar {{ color: {muted}; }}
@@ -156,6 +161,19 @@ def palette(theme: Theme) -> QPalette:
     return pal
 
 
+INDICATOR_CLASSES = ("QCheckBox", "QRadioButton")
+
+
+def indicator_palette(theme: Theme) -> QPalette:
+    """The palette of check boxes and radio buttons: Fusion draws their ring in the Window colour darkened
+    1.4 times, which on a dark window is darker still and vanishes (the dark theme's low-contrast radio
+    buttons). Here Window is `control_border` lightened by the same factor, so the ring is `control_border`;
+    nothing else of these buttons paints Window (their text is WindowText, the box inside Base)."""
+    pal = palette(theme)
+    pal.setColor(QPalette.ColorRole.Window, QColor(theme.control_border).lighter(140))
+    return pal
+
+
 def apply(choice: str | None = None, colormap: str | None = None) -> Theme:
     """Switch scheme and/or colour map app-wide and tell every follower; returns the new theme.
 
@@ -175,7 +193,9 @@ def apply(choice: str | None = None, colormap: str | None = None) -> Theme:
         sheet = stylesheet(theme)
         if not hasattr(app, "styleSheet") or app.styleSheet() != sheet:
             app.setPalette(palette(theme))
-            if hasattr(app, "setStyleSheet"):
+            if hasattr(app, "setStyleSheet"):  # a QApplication: widgets, and palettes per widget class
+                for name in INDICATOR_CLASSES:
+                    app.setPalette(indicator_palette(theme), name)
                 app.setStyleSheet(sheet)
     notifier().changed.emit(theme)
     return theme

@@ -15,6 +15,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from nmt_desktop.gui.document_file import DocumentFileError, read_document, write_translation  # noqa: E402
+from nmt_desktop.gui.document_table import TARGET  # noqa: E402
 
 TIMEOUT_MS = 60000
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def test_round_trip_keeps_lines_and_blank_lines(qtbot, open_main_window, tiny_mo
     assert dialog.lines == expected
     assert dialog.progress.value() == dialog.progress.maximum()
     assert dialog.save_button.isEnabled()
-    assert dialog.target_view.toPlainText() == "\n".join(expected)
+    assert dialog.table.column_text(TARGET) == "\n".join(expected)
 
     saved = dialog.save(tmp_path / "letter.de.txt")
     out_lines = saved.read_text(encoding="utf-8").splitlines()

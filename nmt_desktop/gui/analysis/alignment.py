@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QPainter, QPen, QShowEvent
-from PySide6.QtWidgets import (QFileDialog, QGraphicsLineItem, QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QGraphicsLineItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView,
+                               QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis.alignment import AlignMethod, decide, symmetrise, word_evidence
 from nmt_desktop.core.analysis.heads import to_pharaoh
-from nmt_desktop.core.analysis.words import display_piece, words_of
+from nmt_desktop.core.analysis.words import display_piece, word_ids, words_of
 
 from .. import theme
 from .align_method_picker import AlignMethodPicker
@@ -40,6 +40,9 @@ def evidence_key(method: AlignMethod) -> AlignMethod:
     return replace(method, decision="argmax", threshold=0.3)
 
 
+LIT_LINK = {False: "#b45309", True: "#fbbf24"}  # linked views: lit words and links, light / dark theme (3:1 or more)
+
+
 class AlignmentView(JobView):
     """Source words (top) linked to target words (bottom) by word alignments read from the model."""
 
@@ -56,6 +59,8 @@ class AlignmentView(JobView):
         self._backward: Backward | None = None  # the reverse model's links for self.translation
         self._pending = False  # evidence to compute once the view is shown
         self._boxes: tuple[list[QRectF], list[QRectF]] = ([], [])
+        self._word_items: list[QGraphicsRectItem] = []  # source words' boxes, then the target words'
+        self._lit = (-1, -1)  # linked views: (target word, source word) lit up; -1 none
         self.picker = AlignMethodPicker()
         self.reverse = ReverseModelBox()
         self.copy_button = QPushButton("Copy Pharaoh")
@@ -70,7 +75,7 @@ class AlignmentView(JobView):
         self.scene = QGraphicsScene(self)
         self.graphics = QGraphicsView(self.scene)
         self.graphics.setRenderHint(QPainter.Antialiasing)
-        theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
+        theme.follow(self, self._restyle)
         row = QHBoxLayout()
         row.addWidget(self.picker, 1)
         row.addWidget(self.copy_button, 0, Qt.AlignTop)
@@ -109,7 +114,7 @@ class AlignmentView(JobView):
         if attention is not None and attention.shape[0] != self.picker.layers:  # no model told, or another's
             self.set_model(attention.shape[0], self.picker.card)
         self.translation = translation
-        self._evidence, self._backward = {}, None
+        self._evidence, self._backward, self._lit = {}, None, (-1, -1)
         self.forget_job()  # a job of the previous translation's
         self.refresh()
 
@@ -217,7 +222,7 @@ class AlignmentView(JobView):
 
     def _draw_words(self) -> None:
         self.scene.clear()
-        self._boxes = ([], [])
+        self._boxes, self._word_items = ([], []), []
         if self.translation is None:
             return
         src, tgt = words_of(self.translation.source_tokens), words_of(self.translation.target_tokens)
@@ -226,16 +231,57 @@ class AlignmentView(JobView):
         self._boxes = (self._word_boxes(src, 0.0, font, QColor("#e0e7ff")),
                        self._word_boxes(tgt, 140.0, font, QColor("#dcfce7")))
         self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-10, -10, 10, 10))
+        self._paint_lit()
+
+    def show_highlight(self, translation: Translation | None, row: int, col: int) -> None:
+        """Linked views: light up the words of target token `row` and source token `col` of `translation` (the
+        one the Translate tab shows) and their links, when this view shows that translation."""
+        if translation is None or translation is not self.translation:
+            return
+        targets, sources = word_ids(translation.target_tokens), word_ids(translation.source_tokens)
+        word = [ids[i] if 0 <= i < len(ids) and ids[i] is not None else -1 for ids, i in ((targets, row), (sources, col))]
+        self._lit = (word[0], word[1])
+        self._paint_lit()
+
+    def lit_links(self) -> list[tuple[int, int]]:
+        """The (source word, target word) links lit up now."""
+        target, source = self._lit
+        return [(i, j) for i, j in self.links if i == source or j == target]
+
+    def _paint_lit(self) -> None:
+        """Lit words get a thick ring, their links a thick line, in the linked-views colour of the theme."""
+        look = theme.current()
+        lit = QColor(LIT_LINK[look.dark])
+        target, source = self._lit
+        n_source = len(self._boxes[0])
+        for k, item in enumerate(self._word_items):
+            on = k == source if k < n_source else k - n_source == target
+            item.setPen(QPen(lit, 3) if on else QPen(QColor("#9ca3af")))
+        lit_now = set(self.lit_links())
+        top, bottom = self._boxes
+        drawn = [(i, j) for i, j in self.links if i < len(top) and j < len(bottom)]  # one per line, in order
+        for (i, j), line in zip(drawn, self.lines):
+            line.setPen(QPen(lit, 4) if (i, j) in lit_now else self.link_pen(look))
+
+    @staticmethod
+    def link_pen(look: theme.Theme | None = None) -> QPen:
+        """The links' pen: the theme's plot_line, readable (3:1 or more) on the plot background."""
+        return QPen(QColor((look or theme.current()).plot_line), 2)
+
+    def _restyle(self, look: theme.Theme) -> None:
+        self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background)))
+        self._paint_lit()  # the words' rings and every link's pen in the new theme's colours
 
     def _show_links(self, links: list[tuple[int, int]], note: str = "") -> None:
         self.links = links
         self.pharaoh_label.setText(f"Pharaoh: {self.pharaoh()}{note}")
         top, bottom = self._boxes
-        pen = QPen(QColor(79, 70, 229, 200), 2)
+        pen = self.link_pen()
         for i, j in links:
             if i < len(top) and j < len(bottom):
                 a, b = top[i], bottom[j]
                 self.lines.append(self.scene.addLine(a.center().x(), a.bottom(), b.center().x(), b.top(), pen))
+        self._paint_lit()
 
     def _word_boxes(self, words: list[str], y: float, font: QFont, fill: QColor) -> list[QRectF]:
         rects, x = [], 0.0
@@ -245,7 +291,7 @@ class AlignmentView(JobView):
             w = text.boundingRect().width() + 14
             h = text.boundingRect().height() + 8
             rect = QRectF(x, y, w, h)
-            self.scene.addRect(rect, QPen(QColor("#9ca3af")), QBrush(fill))
+            self._word_items.append(self.scene.addRect(rect, QPen(QColor("#9ca3af")), QBrush(fill)))
             text.setZValue(1)
             text.setPos(x + 7, y + 4)
             rects.append(rect)

@@ -1,5 +1,8 @@
 """Beam tree: beam search's recorded expansions (`core.decoding.search.BeamState.tree`) drawn as a tree;
-a click on a node shows its partial hypothesis and that hypothesis's cross-attention."""
+a click on a node shows its partial hypothesis and that hypothesis's cross-attention.
+
+The view is never blank axes: before a search it says what to do, and a finished search selects the node
+that ends the best hypothesis (`best_node`), so its attention is on screen at once."""
 
 from __future__ import annotations
 
@@ -9,13 +12,15 @@ import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (QComboBox, QGraphicsRectItem, QGraphicsScene, QGraphicsSceneMouseEvent, QGraphicsView,
-                               QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QVBoxLayout, QWidget)
+                               QHBoxLayout, QLabel, QPushButton, QSpinBox, QSplitter, QStackedWidget, QVBoxLayout,
+                               QWidget)
 
 from nmt_desktop.core.analysis.head_names import HeadRef
 from nmt_desktop.core.analysis.words import display_piece, join_pieces
 from nmt_desktop.core.config import DecodeConfig
 
 from .. import theme
+from ..empty_state import EmptyMessage
 from ..focus_view import FocusView
 from .job import JobView
 
@@ -38,6 +43,21 @@ class BeamNodeItem(QGraphicsRectItem):
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 - Qt name
         self._on_click(self.node.id)
         event.accept()
+
+
+def best_node(state: BeamState, target_ids: list[int]) -> int | None:
+    """The finished tree node spelling the best hypothesis (else the best-scoring finished node, else the
+    best-scoring node of the last step); None for an empty tree."""
+    finished = [n for n in state.tree if n.status == "finished"]
+    best = list(target_ids)
+    for node in finished:
+        tokens = list(state.node_tokens(node.id))
+        short, long = sorted((tokens, best), key=len)
+        if len(long) - len(short) <= 1 and long[: len(short)] == short:  # with or without </s>
+            return node.id
+    if finished:
+        return max(finished, key=lambda n: n.score).id
+    return max(state.tree, key=lambda n: (n.step, n.score)).id if state.tree else None
 
 
 def _pen_for(node: BeamNode) -> QPen:
@@ -83,6 +103,9 @@ class BeamTreeView(JobView):
         self.node_label = QLabel("")
         self.node_label.setWordWrap(True)
         self.focus = FocusView()
+        self.empty = EmptyMessage("No beam tree yet", "Decode with beam search to draw every hypothesis the search "
+                                  "kept, pruned or finished. The best hypothesis's last node is then selected; "
+                                  "click a node to see its attention.")
         row = QHBoxLayout()
         row.addWidget(QLabel("Beam"))
         row.addWidget(self.beam)
@@ -98,10 +121,14 @@ class BeamTreeView(JobView):
         split.addWidget(self.graphics)
         split.addWidget(bottom)
         split.setSizes([380, 300])
+        self.pages = QStackedWidget()  # the empty message until a node is selected, then the tree and its node
+        self.pages.addWidget(self.empty)
+        self.pages.addWidget(split)
+        self.tree_page = split
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.status)
-        layout.addWidget(split, 1)
+        layout.addWidget(self.pages, 1)
         self._update_enabled()
         theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
 
@@ -160,14 +187,20 @@ class BeamTreeView(JobView):
         counts = {k: sum(n.status == k for n in self.state.tree) for k in NODE_COLORS}
         summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
         self.status.setText(f"{len(self.state.tree)} expansions: {summary}"
-                            + f" · best: “{self.result.text}”. Click a node to see its attention.")
+                            + f" · best: “{self.result.text}”, its last node selected. Click a node to see its "
+                            "attention.")
         self._draw()
+        best = best_node(self.state, self.result.target_ids)
+        if best is not None:
+            self.select_node(best)
+            self.graphics.centerOn(self.items[best])
         self.decoded.emit(self.state)
 
     def _draw(self) -> None:
         self.scene.clear()
         self.items = {}
         self.selected = -1
+        self.pages.setCurrentWidget(self.empty)
         if self.state is None or not self.state.tree or self.translator is None:
             return
         y_of: dict[int, float] = {}
@@ -209,6 +242,7 @@ class BeamTreeView(JobView):
             self.items[self.selected].setPen(_pen_for(self.state.tree[self.selected]))
         self.selected = node_id
         self.items[node_id].setPen(QPen(QColor("#dc2626"), 3))
+        self.pages.setCurrentWidget(self.tree_page)
         self._show_node()
         self.nodeSelected.emit(node_id)
 

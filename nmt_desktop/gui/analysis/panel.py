@@ -141,6 +141,11 @@ def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslateP
     translate_panel.translationDone.connect(finished)
     translate_panel.sentence_list.currentRowChanged.connect(sentence_selected)
     translate_panel.alternativeForced.connect(panel.force_alternative)
+    def linked(highlight) -> None:  # linked views: the Translate tab's word, lit up in the alignment links too
+        unit = translate_panel.document.current()
+        panel.alignment.show_highlight(unit.translation if unit is not None else None, highlight.row, highlight.col)
+
+    translate_panel.links.tokens.changed.connect(linked)
     translate_panel.inspect_box.showTranslation.connect(  # "Inspect this translation": yours, or the model's
         lambda translation, which: panel.set_translation(translation, getattr(translate_panel, "last_config", None),
                                                          which))

@@ -27,6 +27,7 @@ from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
 from ..labels import set_fitting_text
 from .model_picker import ModelPicker
+from .nbest_list import NBestList
 from .output_pane import build_output_pane
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
@@ -161,7 +162,7 @@ class TranslatePanel(QWidget):
         self.sentence_list = QListWidget()
         self.sentence_list.setToolTip("Select a line (or a sentence of a long line) to show its attention")
         self.sentence_list.currentRowChanged.connect(self._sentence_selected)
-        self.nbest_list = QListWidget()
+        self.nbest_list = NBestList()  # rows wrap: no horizontal scrolling (nbest_list.py)
         self.nbest_list.setToolTip("Select a hypothesis to show its own attention")
         self.nbest_list.currentRowChanged.connect(self._hypothesis_selected)
         self.alternatives_view = AlternativesView()

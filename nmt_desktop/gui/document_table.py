@@ -1,0 +1,115 @@
+"""The Translate text file dialog's text: a row per line of the file, the source line beside its translation.
+
+Two text panes side by side lost their line-by-line match as soon as one line wrapped more often in one pane
+than in the other (issue 29). Here a line and its translation are the two cells of one row, both wrapped, and
+the row is as tall as the taller of them, so line i of the translation is always level with line i of the
+source. Blank lines are kept as (short) rows; the row header numbers the lines."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+SOURCE, TARGET = 0, 1
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class LinePairs(QAbstractTableModel):
+    """The file's lines (column 0) and their translations so far (column 1, empty until translated)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.source: list[str] = []
+        self.target: list[str] = []
+
+    def set_source(self, lines: list[str]) -> None:
+        self.beginResetModel()
+        self.source, self.target = list(lines), [""] * len(lines)
+        self.endResetModel()
+
+    def set_target(self, lines: list[str]) -> None:
+        """The translated lines so far (a prefix of the file's lines, or all of them); only changed rows update."""
+        for row, text in enumerate(lines[: len(self.source)]):
+            if self.target[row] != text:
+                self.target[row] = text
+                self.dataChanged.emit(self.index(row, TARGET), self.index(row, TARGET))
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's names and default
+        return 0 if parent.isValid() else len(self.source)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else 2
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> str | None:
+        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
+            return None
+        return (self.source if index.column() == SOURCE else self.target)[index.row()]
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> str | None:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return ("Source", "Translation")[section]
+        return str(section + 1)
+
+
+class LineTable(QTableView):
+    """`LinePairs` shown as two equal, wrapped columns; each row as tall as its taller cell.
+
+    Rows are fitted to their text only where they are seen (the rows in view, after a scroll, a resize or a
+    change of their text): Qt's own ResizeToContents measures every row of the file after each translated line,
+    a pause of 0.2 s per line with a 5,000-line file."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("lineTable")  # its cells' padding: gui/theme.py
+        self.pairs = LinePairs(self)
+        self.setModel(self.pairs)
+        self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)  # tall rows scroll smoothly
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setShowGrid(False)
+        self.setAlternatingRowColors(True)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # fitted here, row by row
+        self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        self._fitted: set[int] = set()  # rows whose height fits their text at the current column widths
+        self._fit_timer = QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_visible_rows)
+        self.horizontalHeader().sectionResized.connect(lambda *_: self._refit(None))
+        self.verticalScrollBar().valueChanged.connect(lambda _v: self._fit_timer.start())
+        self.pairs.modelReset.connect(lambda: self._refit(None))
+        self.pairs.dataChanged.connect(lambda top, bottom, *_: self._refit(range(top.row(), bottom.row() + 1)))
+
+    def _refit(self, rows: range | None) -> None:
+        """Forget the fit of `rows` (None: of every row) and fit the rows in view once events are processed."""
+        if rows is None:
+            self._fitted.clear()
+        else:
+            self._fitted.difference_update(rows)
+        self._fit_timer.start()
+
+    def fit_visible_rows(self) -> None:
+        """Make each row in view as tall as its text (a fitted row may bring more rows into view: go on)."""
+        for _round in range(20):
+            first = self.rowAt(0)
+            if first < 0:
+                return
+            last = self.rowAt(self.viewport().height() - 1)
+            last = self.pairs.rowCount() - 1 if last < 0 else last
+            todo = [row for row in range(first, last + 1) if row not in self._fitted]
+            if not todo:
+                return
+            for row in todo:
+                self.resizeRowToContents(row)
+                self._fitted.add(row)
+
+    def column_text(self, column: int) -> str:
+        """One column as plain text, a line per row."""
+        return "\n".join(self.pairs.source if column == SOURCE else self.pairs.target)
