@@ -422,10 +422,10 @@ def _run_window(app: QApplication, window: MainWindow, args: argparse.Namespace)
             screenshot.focus(panel.view, getattr(args, "focus", None))
         elif hasattr(panel.view, "show_grid"):
             panel.view.show_grid()
-        if getattr(args, "analysis_view", None) is not None:
-            screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
         if getattr(args, "select", None) is not None:
             screenshot.select_word(window, args.select)
+        if getattr(args, "analysis_view", None) is not None:
+            screenshot.prepare_analysis_view(window, args)  # returns once its job's result is shown
     dialog = _open_get_models(window, args) if getattr(args, "get_models", None) is not None else None
     if getattr(args, "translate_file", None) is not None:
         dialog = _open_document(window, args.translate_file, errors)
