@@ -1,7 +1,8 @@
 """`nmt-desktop --self-test [-m MODEL]`: prove that an installation (above all a packaged one) works.
 
 Loads the default bundled model (or MODEL), translates a few fixed sentences, renders the real
-attention view offscreen and checks the image is not blank, then prints one JSON report on stdout:
+attention view offscreen and checks the image is not blank, checks that the language identifier (whose
+model is a data file the package must carry) tells Chinese from English, then prints one JSON report on stdout:
 versions, the model, whether the compiled decoding step is used, each translation with its time,
 the grid image's size, and `"ok": true` (exit 0). Any failure gives the same report with
 `"ok": false` and a one-line `"error"` (exit 1).
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 SENTENCES = ("I love you.", "Thank you very much.", "Where is the station?")
 GRID_SIZE = (900, 600)  # the attention view's size when grabbed
 MIN_COLOURS = 8  # a painted grid of heatmaps has many colours; a blank widget one or two
+CHINESE = "我今天很累，想早点睡觉。"  # what the language identifier must tell from English
 
 
 class SelfTestError(Exception):
@@ -100,6 +102,17 @@ def _render_grid(translation: Translation) -> dict[str, int]:
     return {"width": image.width(), "height": image.height(), "colours": colours}
 
 
+def _identify_language() -> str:
+    """The language identifier's reading of `CHINESE` for an English model: "zh" (core/decoding/source_language.py)."""
+    from nmt_desktop.core.decoding.source_language import guess_language
+
+    guess = guess_language(CHINESE, "en")
+    found = guess.best if guess is not None else "nothing"
+    if found != "zh":
+        raise SelfTestError(f"the language identifier took Chinese for {found}")
+    return found
+
+
 def run(model: str | None = None) -> dict[str, Any]:
     """The self-test report (never raises: a failure is `ok: false` with `error`)."""
     from nmt_desktop.core.locations import is_frozen
@@ -133,6 +146,7 @@ def run(model: str | None = None) -> dict[str, Any]:
         if empty:
             raise SelfTestError(f"empty translation for {empty[0]!r}")
         report["grid"] = _render_grid(translation)
+        report["language_id"] = _identify_language()
         report["ok"] = True
     except Exception as exc:  # noqa: BLE001 - every failure becomes the report's one-line error
         message = " ".join(str(exc).split())

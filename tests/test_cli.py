@@ -192,6 +192,33 @@ def test_stdin_one_output_line_per_input_line(model: str) -> None:
     assert "input line 5" in line and "64" in line
 
 
+def test_another_language_is_warned_on_stderr_and_translated(tiny_model_dir: Path, tmp_path: Path) -> None:
+    english = tmp_path / "en-model"  # the tiny model, said to read English (its card's source language)
+    shutil.copytree(tiny_model_dir, english)
+    config = json.loads((english / "config.json").read_text(encoding="utf-8"))
+    (english / "config.json").write_text(json.dumps({**config, "src_lang": "en"}), encoding="utf-8")
+    chinese = "我今天很累，想早点睡觉。"
+    proc = run_cli("translate", "-m", str(english), "red cat runs", chinese, "Tom")
+    assert proc.returncode == 0, proc.stderr
+    assert len(stdout_lines(proc)) == 3 and stdout_lines(proc)[0] == "rot katze rennt"
+    assert stderr_lines(proc) == ["nmt-desktop: warning: input 2: This looks like Chinese (zh), not English (en): "
+                                  "the model only reads English, so its translation will be nonsense."]
+
+    german = ["Ich habe heute keine Zeit für dich.", "Wo ist der Bahnhof, bitte?", "Das Wetter ist heute sehr schön.",
+              "Er wohnt seit zehn Jahren in Berlin.", "Wir gehen morgen ins Kino.", "Sie hat das Buch schon gelesen.",
+              "Kannst du mir bitte helfen?"]
+    proc = run_cli("translate", "-m", str(english), stdin="\n".join(["red cat runs", *german]) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    assert len(stdout_lines(proc)) == 8
+    lines = stderr_lines(proc)  # the first five named, the rest counted
+    assert [line.split(": ")[2] for line in lines[:5]] == [f"input line {n}" for n in range(2, 7)]
+    assert all("This looks like German (de), not English (en)" in line for line in lines[:5])
+    assert lines[5:] == ["nmt-desktop: warning: 2 more input lines look like another language than the model's"]
+
+    proc = run_cli("translate", "-m", str(tiny_model_dir), chinese)  # a model with no source language: no judgement
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
 def test_json_beam_nbest_and_attention_out(model: str, model_config: dict, tmp_path: Path) -> None:
     npz = tmp_path / "attn.npz"
     stdin = "\n".join(INPUTS[:2] + [""] + INPUTS[2:]) + "\n"

@@ -44,6 +44,19 @@ def test_translate_prefix_and_align(tiny_model_dir: Path, capsys) -> None:
     assert text == "rot katze rennt" and parse_pharaoh(alignment)
 
 
+def test_a_line_of_two_sentences_is_aligned_sentence_by_sentence(tiny_model_dir: Path, capsys) -> None:
+    """Translated sentence by sentence (core/decoding/document.py), aligned the same way: the second sentence's
+    links count its words after the first sentence's, in the line and in its translation."""
+    first, second = "red cat runs big dog.", "blue bird sleeps."
+    code, out, _ = run(capsys, "translate", "-m", str(tiny_model_dir), "--align", f"{first} {second}", first, second)
+    assert code == 0
+    (line, line_links), (text1, links1), (text2, links2) = [row.split("\t") for row in out.splitlines()]
+    assert line == f"{text1} {text2}"
+    shift = len(first.split()), len(text1.split())
+    expected = parse_pharaoh(links1) | {(i + shift[0], j + shift[1]) for i, j in parse_pharaoh(links2)}
+    assert parse_pharaoh(line_links) == expected and parse_pharaoh(links2)
+
+
 def test_align_layer_counts_from_1(tiny_model_dir: Path, tiny_translator, capsys) -> None:
     """--align-layer L1 is the first decoder layer (index 0), the attention the model's default reading reads
     or mixes in; without it, the model's default reading (issue 23: was the last layer)."""

@@ -43,6 +43,7 @@ def _check_ok(report: dict) -> None:
     assert all(t["translation"].strip() for t in report["translations"])
     assert report["grid"]["width"] > 0 and report["grid"]["height"] > 0
     assert report["grid"]["colours"] >= self_test.MIN_COLOURS
+    assert report["language_id"] == "zh"  # py3langid's model file came along
 
 
 # --- source / frozen helpers ---------------------------------------------------------------------

@@ -220,6 +220,11 @@ def print_error(message: str) -> None:
     print(f"{PROG}: error: {one_line(message)}", file=sys.stderr, flush=True)
 
 
+def print_warning(message: str) -> None:
+    """`nmt-desktop: warning: MESSAGE` as one line on stderr: said, and the command goes on."""
+    print(f"{PROG}: warning: {one_line(message)}", file=sys.stderr, flush=True)
+
+
 def utf8_stdout() -> None:
     """Write UTF-8 whatever the console's code page (never crash on a character)."""
     for stream in (sys.stdout, sys.stderr):

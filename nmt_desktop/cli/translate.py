@@ -2,7 +2,8 @@
 
 Options map onto `DecodeConfig` (search), `Translator.load` (running) and the analysis helpers in
 core/analysis/ (`--ablate`: heads.py; `--align`: alignment.py, the model's default reading); one bad
-input is reported on stderr and the rest go on.
+input is reported on stderr and the rest go on. An input that looks like another language than the model
+reads (core/decoding/source_language.py) is translated all the same, with a warning on stderr.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any, Iterable
 
 from nmt_desktop.cli.common import (BACKENDS, MODEL_HELP, CLIError, Progress, UsageError, add_running_options,
                                     add_target_lang_option, align_method, batches, checked_heads, fix_arg, head_name,
-                                    head_names, load_translator, print_error, stdin_lines, utf8_stdout)
+                                    head_names, load_translator, print_error, print_warning, stdin_lines, utf8_stdout)
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
 _DECODE_DEFAULTS = DecodeConfig()
+LANGUAGE_WARNINGS = 5  # inputs named in a warning that they are in another language; the rest are counted
 # core/analysis/alignment.READINGS, spelt out so that --help imports no numpy (tests keep them equal)
 ALIGN_READINGS = ("masking", "shift", "predict")
 __all__ = ["BACKENDS", "add_parser", "decode_config", "run"]  # BACKENDS: tests check it against the core's
@@ -143,14 +145,24 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
 
 
 def _alignment(translator: Any, translation: Any, method: Any) -> str | None:
-    """The --align Pharaoh string of a translation; "" for an empty one, None for a split input."""
+    """The --align Pharaoh string of a translation ("" for an empty one): a line translated sentence by
+    sentence is aligned sentence by sentence, each sentence's word indices following the ones before."""
     from nmt_desktop.core.analysis.alignment import align
     from nmt_desktop.core.analysis.heads import to_pharaoh
+    from nmt_desktop.core.analysis.words import real_words
 
-    if translation.attention is None:
-        return "" if not translation.target_ids and not translation.segments else None
-    return to_pharaoh(align(translation, method, continuing_prefix=translator.tokenizers.source.continuing_prefix,
-                            translator=translator))
+    prefix = translator.tokenizers.source.continuing_prefix
+    links, source_words, target_words = [], 0, 0
+    for part in translation.segments or [translation]:
+        if part.attention is None:
+            if part.target_ids:
+                return None
+            continue
+        links += [(i + source_words, j + target_words)
+                  for i, j in align(part, method, continuing_prefix=prefix, translator=translator)]
+        source_words += len(real_words(part.source_tokens, prefix))
+        target_words += len(real_words(part.target_tokens, prefix))
+    return to_pharaoh(links)
 
 
 def _output_line(text: str, translation: Any | None, error: str | None, args: argparse.Namespace,
@@ -230,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
         batch_size, what = (1 if interactive else args.batch_size), "input line"
         progress = Progress(sys.stderr.isatty() and not interactive)
 
-    failures = 0
+    from nmt_desktop.core.decoding.source_language import language_warning
+
+    failures = other_language = 0
     arrays: dict[str, Any] = {}
     index = 0
     try:
@@ -241,6 +255,11 @@ def run(args: argparse.Namespace) -> int:
                     failures += 1
                     sys.stdout.flush()
                     print_error(f"{what} {index + 1}: {error}")
+                warning = language_warning(text, translator.config.src_lang)
+                other_language += warning is not None
+                if warning is not None and other_language <= LANGUAGE_WARNINGS:
+                    sys.stdout.flush()
+                    print_warning(f"{what} {index + 1}: {warning}")
                 alignment = _alignment(translator, translation, method) if args.align and translation else None
                 sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
                 if attention_out is not None:
@@ -250,6 +269,8 @@ def run(args: argparse.Namespace) -> int:
             progress.update(len(batch))
     finally:
         progress.close()
+    if other_language > LANGUAGE_WARNINGS:
+        print_warning(f"{other_language - LANGUAGE_WARNINGS} more {what}s look like another language than the model's")
     if attention_out is not None:
         _save_npz(attention_out, arrays)
     return 1 if failures else 0

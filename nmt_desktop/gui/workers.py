@@ -32,8 +32,8 @@ log = logging.getLogger("nmt_desktop.gui.workers")
 
 
 class TranslateWorker(QObject):
-    """Decodes a text with `Translator.stream_document` (core/decoding/document.py: one unit per line,
-    over-long lines cut at sentence ends) and forwards what the core yields as signals.
+    """Decodes a text with `Translator.stream_document` (core/decoding/document.py: one unit per sentence
+    of each line) and forwards what the core yields as signals.
 
     - `started(request_id, units)`: the text's core `Unit`s, before the first step.
     - `step(request_id, unit index, step)`: a core `Step`, as it is.
@@ -142,6 +142,7 @@ class ModelLoader(QObject):
     @Slot(int, str, bool)
     def load(self, request_id: int, path: str, int8: bool = False) -> None:
         from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
+        from nmt_desktop.core.decoding.source_language import warm_up
         from nmt_desktop.core.decoding.translator import Translator
         from nmt_desktop.core.locations import resolve_model_path
 
@@ -159,6 +160,7 @@ class ModelLoader(QObject):
             log.warning("cannot load model %s: %s", path, exc)
             self.failed.emit(request_id, _one_line(exc))
             return
+        warm_up()  # the language identifier's 0.4 s load, here and not on the GUI thread at the first translation
         log.info("loaded model %s", path)
         self.finished.emit(request_id, (translator, info))
 

@@ -257,7 +257,8 @@ def test_multi_line_input_lists_lines(qtbot, window, tiny_translator) -> None:
     assert [t.text for t in tiny_translator.translate_batch(["red cat runs.", "", "big dog sleeps."])] == \
         [first.text, "", second.text]  # as the CLI translates the same lines
     translate_and_wait(qtbot, panel, "red cat runs. big dog sleeps.")
-    assert [s.text for s in panel.sentences] == ["red cat runs. big dog sleeps."]  # one line that fits: one unit
+    assert [s.text for s in panel.sentences] == ["red cat runs.", "big dog sleeps."]  # one line: a unit a sentence
+    assert panel.output_text() == f"{first.text} {second.text}"  # joined back on the line, with a space
 
 
 def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> None:

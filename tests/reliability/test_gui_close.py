@@ -379,7 +379,7 @@ def test_bad_model_while_translating_keeps_app_usable(tmp_path, small_model_dir)
     weights = truncated / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     text = "\n".join(f"{s}." for s, _ in synthetic_pairs(12, seed=12, min_words=3, max_words=6))  # a unit a line
-    fresh = "red cat runs. big dog sleeps."
+    fresh = "red cat runs. big dog sleeps."  # one line, two units: its sentences
     spec = {"mode": "bad-model", "model": str(small_model_dir), "bad": [str(bad_config), str(truncated)],
             "text": text, "fresh": fresh, "min_length": 20, "max_len_b": 30}
     report, done = run_driver(tmp_path, spec)
@@ -395,6 +395,6 @@ def test_bad_model_while_translating_keeps_app_usable(tmp_path, small_model_dir)
     sources = [text, text, fresh]
     for got, source in zip(report["translations"], sources):
         assert got["finished"], got
-        assert "\n".join(s for s, _ in got["pairs"]) == source
+        assert "\n".join(s for s, _ in got["pairs"]) == source.replace(". ", ".\n")
         cfg = DecodeConfig(**got["config"])
         assert [t for _, t in got["pairs"]] == [core.translate(s, cfg).text for s, _ in got["pairs"]]

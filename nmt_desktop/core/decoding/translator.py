@@ -4,7 +4,7 @@
 (token, readable piece, log-prob, top-k alternatives, cross-attention `[layers, heads, source_len]`);
 `translate(text)` returns the finished `Translation` with attention `[layers, heads, target_len,
 source_len]` and an n-best list where each hypothesis carries its own attention. A whole text
-(lines, long lines cut at sentence ends: document.py) is `translate_batch(lines)` or, streamed,
+(lines, each sentence a unit: document.py) is `translate_batch(lines)` or, streamed,
 `stream_document(text)`, which yields `(unit index, Step)`.
 
 Multilingual models (OPUS-MT's en-ROMANCE, en-mul, ...) pick the target language by a `>>fra<<`
@@ -321,7 +321,7 @@ class Translator:
     def translate(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
                   prefix: Sequence[int] | None = None, prefix_text: str | None = None,
                   head_override: HeadOverride | None = None) -> Translation:
-        """Translate one input; text too long for the model is split at sentence boundaries.
+        """Translate one input; an input of several sentences is translated sentence by sentence (document.py).
 
         prefix (target ids) or prefix_text (target text): forced start of the translation.
         """
@@ -335,8 +335,8 @@ class Translator:
                         head_override: HeadOverride | None = None) -> list[Translation]:
         """Translate many inputs in length-sorted batches; results come back in input order.
 
-        Empty (or whitespace-only) inputs give empty translations; inputs longer than the model
-        allows are split into sentences, translated, and joined (`Translation.segments`).
+        Empty (or whitespace-only) inputs give empty translations; an input of several sentences is
+        split into them, each translated, and joined (`Translation.segments`; document.py's policy).
         A forced prefix applies to every input (to each segment of a split input).
         """
         cfg = cfg or DecodeConfig()
@@ -368,12 +368,12 @@ class Translator:
     def stream_document(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
                         prefix: Sequence[int] | None = None, prefix_text: str | None = None,
                         head_override: HeadOverride | None = None) -> DocumentStream:
-        """Decode a whole text unit by unit (document.py: each line, or the sentences of an over-long
-        line); iterate for `(unit index, Step)`. Raises InputTooLongError before decoding anything."""
+        """Decode a whole text unit by unit (document.py: each sentence of each line); iterate for
+        `(unit index, Step)`. Raises InputTooLongError before decoding anything."""
         return DocumentStream(self, text, cfg or DecodeConfig(), head_mask, prefix, prefix_text, head_override)
 
     def _segments(self, text: str) -> list[str]:
-        """The units of one input line (document.py's policy): the line if it fits, else its sentences."""
+        """The units of one input line (document.py's policy): its sentences."""
         return [part for part, _ in line_units(text, self.source_ids, self.config.max_positions)]
 
     def _join(self, text: str, parts: list[Translation]) -> Translation:

@@ -77,6 +77,13 @@ def language_name(code: str) -> str:
     return _language_table().get(code) or _language_table().get(code.lower()) or code
 
 
+def language_label(code: str) -> str:
+    """ "French (fr)" for a language code ("en-US": "English (en-US)"); the code itself when unknown."""
+    base = code.split("-")[0].split("_")[0]
+    name = language_name(base)
+    return f"{name} ({code})" if name != base else code
+
+
 def codes_for(term: str) -> set[str]:
     """Every code a search term stands for: the term as a code and the codes of the same language
     ("de" or "German" -> {"de", "deu", "ger"}); a term that names no language exactly matches names

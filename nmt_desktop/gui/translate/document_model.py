@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class TranslatedUnit:
-    """One unit of the text (a line, or a sentence of an over-long line) on its way to a translation."""
+    """One unit of the text (a sentence of a line) on its way to a translation."""
 
     unit: Unit
     steps: list[Step] = field(default_factory=list)  # as streamed; once finished, the shown hypothesis'
@@ -107,5 +107,5 @@ class TranslationDocument:
         return out
 
     def output_text(self) -> str:
-        """The translation as plain text: a line per line of the source, a long line's sentences joined by a space."""
+        """The translation as plain text: a line per source line, its sentences' translations joined by a space."""
         return "\n".join(" ".join(t for t in (self.units[i].output_text() for i in line) if t) for line in self.lines())

@@ -1,5 +1,5 @@
 """The Translate tab's output pane: the model's translation as clickable tokens, the target-language box and
-the notes under the translation (score, coverage warnings, quality hint).
+the notes under the translation (score, a refusal, the source-language warning, coverage warnings, quality hint).
 
 A function, not a class: the panel and the tests read these widgets as the panel's own attributes
 (`panel.output`, `panel.score_label`, ...), which this sets; it lives apart so panel.py keeps room.
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QTextBro
 from ..labels import fit_width
 from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES
 from .quality_hint import QualityHint
+from .source_language_note import SourceLanguageNote
 from .target_language import TargetLanguageBox
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class OutputBrowser(QTextBrowser):
 
 def build_output_pane(panel: TranslatePanel) -> QFrame:
     """The pane under `panel.target_lang` (its title); sets panel.output, .target_language_box,
-    .target_language_label, .score_label, .error_label, .coverage_label and .quality_hint."""
+    .target_language_label, .score_label, .error_label, .language_note, .coverage_label and .quality_hint."""
     panel.output = output = OutputBrowser()
     output.setOpenLinks(False)
     output.setOpenExternalLinks(False)
@@ -67,6 +68,8 @@ def build_output_pane(panel: TranslatePanel) -> QFrame:
     fit_width(panel.error_label)
     panel.error_label.hide()
     ol.addWidget(panel.error_label)
+    panel.language_note = SourceLanguageNote()  # "This looks like Chinese (zh), not English (en): …"
+    ol.addWidget(panel.language_note)
     panel.coverage_label = QLabel("")
     panel.coverage_label.setObjectName("warning")  # the theme's stylesheet colours it (gui/theme.py)
     fit_width(panel.coverage_label)  # one short line (output_html.coverage_summary), the list on hover

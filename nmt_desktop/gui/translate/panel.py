@@ -1,5 +1,5 @@
 """The Translate tab: source editor, decode options, streaming output, alternatives, n-best list,
-the list of units (lines, or sentences of an over-long line) and the attention view.
+the list of units (the sentences of each line) and the attention view.
 
 The text is cut into units by the core's one policy (core/decoding/document.py), as the CLI cuts it.
 The panel owns a `TranslateWorker` on a QThread. Each request gets an id; signals from any other id
@@ -160,7 +160,7 @@ class TranslatePanel(QWidget):
         top.setChildrenCollapsible(False)
 
         self.sentence_list = QListWidget()
-        self.sentence_list.setToolTip("Select a line (or a sentence of a long line) to show its attention")
+        self.sentence_list.setToolTip("Select a sentence to show its attention")
         self.sentence_list.currentRowChanged.connect(self._sentence_selected)
         self.nbest_list = NBestList()  # rows wrap: no horizontal scrolling (nbest_list.py)
         self.nbest_list.setToolTip("Select a hypothesis to show its own attention")
@@ -263,6 +263,8 @@ class TranslatePanel(QWidget):
         self.request_id = request_id
         self.last_config = cfg
         self._reset_results()
+        source_language = getattr(self.model_info, "src_lang", "") or self.translator.config.src_lang
+        self.language_note.show_for(text, source_language)  # said, and translated all the same
         self._set_running(True)
         self.translationStarted.emit(request_id)
         if not text.strip():
@@ -313,6 +315,7 @@ class TranslatePanel(QWidget):
         self.coverage_label.hide()
         self.score_label.setText("")
         self.error_label.hide()
+        self.language_note.clear_note()
         self.inspect_tabs.setTabText(1, "N-best")
         self.inspect_tabs.setTabText(2, "Sentences")
         self.output.clear()

@@ -7,7 +7,7 @@ from PySide6.QtCore import QSignalBlocker
 from PySide6.QtWidgets import QComboBox, QLabel
 
 from nmt_desktop.core.decoding.translator import language_code
-from nmt_desktop.core.hub.catalogue import language_name
+from nmt_desktop.core.hub.catalogue import language_label  # "French (fr)"; panel.py takes it from here
 
 TIP = ("This model is multilingual: it translates into the language whose token (e.g. >>fra<<) starts the "
        "source. The choice applies to the next translation; a text that starts with its own >>code<< keeps it.")
@@ -40,10 +40,3 @@ class TargetLanguageBox(QComboBox):
     def chosen(self) -> str | None:
         """The `>>code<<` token chosen; None for a model that is not multilingual."""
         return self.currentData() if self.count() else None
-
-
-def language_label(code: str) -> str:
-    """ "French (fr)" for a language code (core's ISO 639 table); the code itself when unknown."""
-    base = code.split("-")[0].split("_")[0]
-    name = language_name(base)
-    return f"{name} ({code})" if name != base else code
