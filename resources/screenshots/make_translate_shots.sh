@@ -3,7 +3,8 @@
 # translate.png (grid, beam 4, two sentences), focus.png (the focus view of a 20-token sentence, every
 # label readable), translate-dark.png (the dark theme), translate-file.png (File > Translate text file…) and
 # inspect.png (a human translation inspected: one word the model would not choose, the focus view on its tokens)
-# and translate-long.png (a 62-word paragraph: the translation scrolls above its notes).
+# translate-long.png (a 62-word paragraph: the translation scrolls above its notes) and linked.png (linked views:
+# the word "Auto" selected, lit up in the translation, as a row of every heatmap and in the Alternatives tab).
 #
 #   resources/screenshots/make_translate_shots.sh [MODEL]   # default: the bundled en-de
 #
@@ -30,6 +31,8 @@ should open in the spring, although several members argued that the money would 
 roads and the old bridge near the station, which has been closed for months because of the floods that damaged its \
 foundations last winter."
 "$APP" gui -m "$MODEL" --theme light --text "$PARAGRAPH" --screenshot $OUT/translate-long.png
+"$APP" gui -m "$MODEL" --theme light --text "My brother bought a new car last week." --select Auto \
+    --screenshot $OUT/linked.png
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 DOC=$TMP/holiday.txt
@@ -37,4 +40,5 @@ printf '%s\n' "The weather is nice today." "We are going to the lake." "" \
     "My sister reads a book in the garden." "The children are playing with the dog." "" \
     "Where is the nearest train station?" > "$DOC"
 "$APP" gui -m "$MODEL" --theme light --translate-file "$DOC" --screenshot $OUT/translate-file.png
-ls -l $OUT/translate.png $OUT/focus.png $OUT/translate-dark.png $OUT/translate-file.png $OUT/inspect.png
+ls -l $OUT/translate.png $OUT/focus.png $OUT/translate-dark.png $OUT/translate-file.png $OUT/inspect.png \
+    $OUT/translate-long.png $OUT/linked.png
