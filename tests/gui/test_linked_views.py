@@ -149,3 +149,33 @@ def test_pointing_at_a_word_of_another_sentence_shows_that_sentence(qtbot, windo
     QTest.mouseClick(panel.output.viewport(), Qt.LeftButton, pos=point_at(panel.output, span[0] + 1))
     qtbot.waitUntil(lambda: panel.shown_sentence == 1, timeout=5000)
     assert panel.links.tokens.selected.row == 0
+
+
+def test_select_flag_selects_a_word_for_a_screenshot(monkeypatch, tmp_path, tiny_model_dir, capsys) -> None:
+    from nmt_desktop.cli.main import main as cli_main
+    from nmt_desktop.gui import screenshot
+
+    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))
+    seen: dict = {}
+    real = screenshot.select_word
+
+    def spy(window, word) -> None:
+        real(window, word)
+        panel = window.translate_panel
+        seen.update(selected=panel.links.tokens.selected, lit=panel.links.highlighted_text(),
+                    highlight=panel.view.highlight())
+
+    monkeypatch.setattr(screenshot, "select_word", spy)
+    out = tmp_path / "linked.png"
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", SOURCE, "--select", "cat",
+                     "--screenshot", str(out)]) == 0
+    assert out.is_file() and seen["lit"] == ("cat", "") and seen["highlight"] == (-1, seen["selected"].col)
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", SOURCE, "--select", "katze",
+                     "--screenshot", str(out)]) == 0
+    assert seen["lit"] == ("", "katze") and seen["selected"].row >= 0  # a word of the translation
+    capsys.readouterr()
+    assert cli_main(["gui", "-m", str(tiny_model_dir), "--text", SOURCE, "--select", "bus",
+                     "--screenshot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "--select bus: no such word in the source (red, cat, runs)" in err[0]
