@@ -388,7 +388,7 @@ def test_pad_is_never_generated(tmp_path):
     for beam in (1, 3):
         theirs = _hf_generate(hf, tok, texts, beam, n, bad_words_ids=[[pad]])
         cfg = DecodeConfig(beam_size=beam, length_penalty=0.0, max_len_a=0.0, max_len_b=n, attention=False)
-        ours = [t.target_ids for t in tr.translate_batch(texts, cfg)]
+        ours = [t.target_ids for t in tr.translate_batch(texts, cfg, whole_lines=True)]
         assert all(pad not in ids and ids for ids in ours)
         assert ours == theirs
 
@@ -508,7 +508,7 @@ def test_parity_generation(parity_model, real_text, beam):
     n = 12
     theirs = _hf_generate(hf, tok, [_marian_source(kind, t) for t in texts], beam, n)
     cfg = DecodeConfig(beam_size=beam, length_penalty=0.0, max_len_a=0.0, max_len_b=n, attention=False)
-    ours = [t.target_ids for t in tr.translate_batch(texts, cfg, batch_size=64)]
+    ours = [t.target_ids for t in tr.translate_batch(texts, cfg, batch_size=64, whole_lines=True)]
     differ = [(t, a, b) for t, a, b in zip(texts, ours, theirs) if a != b]
     assert not differ, f"{len(differ)} of {len(texts)} differ, e.g. {differ[0]}"
     ended = sum(ids[-1:] == [tr.config.eos_id] for ids in ours)

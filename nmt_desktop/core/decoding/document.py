@@ -91,12 +91,18 @@ def check_length(ids: Sequence[int], text: str, limit: int) -> None:
             f"{limit}; split it into shorter sentences")
 
 
-def line_units(line: str, source_ids: Callable[[str], list[int]], limit: int) -> list[tuple[str, list[int]]]:
+def line_units(line: str, source_ids: Callable[[str], list[int]], limit: int,
+               whole: bool = False) -> list[tuple[str, list[int]]]:
     """The units of one line as (text, source ids): its sentences (a line of one sentence is itself), a
     sentence too long for the model cut at ; and :, none for a blank line; InputTooLongError for a piece
-    that still does not fit."""
+    that still does not fit. `whole`: the line itself when it fits (what peers such as transformers and
+    CTranslate2 translate: parity checks and benchmarks against them), else its sentences."""
     if not line.strip():
         return []
+    if whole:
+        ids = source_ids(line)
+        if len(ids) <= limit:
+            return [(line, ids)]
     sentences = split_sentences(line)
     units = []
     for sentence in [line] if len(sentences) == 1 else sentences:

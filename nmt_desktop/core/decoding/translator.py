@@ -331,13 +331,15 @@ class Translator:
 
     def translate_batch(self, texts: Sequence[str], cfg: DecodeConfig | None = None, batch_size: int = 16,
                         head_mask: torch.Tensor | None = None, prefix: Sequence[int] | None = None,
-                        prefix_text: str | None = None,
-                        head_override: HeadOverride | None = None) -> list[Translation]:
+                        prefix_text: str | None = None, head_override: HeadOverride | None = None,
+                        whole_lines: bool = False) -> list[Translation]:
         """Translate many inputs in length-sorted batches; results come back in input order.
 
         Empty (or whitespace-only) inputs give empty translations; an input of several sentences is
         split into them, each translated, and joined (`Translation.segments`; document.py's policy).
-        A forced prefix applies to every input (to each segment of a split input).
+        `whole_lines`: an input that fits the model is translated whole, as peers do (parity and speed
+        against transformers and CTranslate2). A forced prefix applies to every input (to each segment
+        of a split input).
         """
         cfg = cfg or DecodeConfig()
         forced = self._prefix(prefix, prefix_text)
@@ -347,7 +349,7 @@ class Translator:
                              f"{head_mask.shape[0]} for {len(texts)} inputs")
         units: list[tuple[int, str, list[int]]] = []  # (input index, text, source ids)
         for i, text in enumerate(texts):
-            for part in self._segments(text):
+            for part in self._segments(text, whole_lines):
                 units.append((i, part, self.source_ids(part)))
         done: dict[int, Translation] = {}
         order = sorted(range(len(units)), key=lambda u: len(units[u][2]))
@@ -372,9 +374,9 @@ class Translator:
         `(unit index, Step)`. Raises InputTooLongError before decoding anything."""
         return DocumentStream(self, text, cfg or DecodeConfig(), head_mask, prefix, prefix_text, head_override)
 
-    def _segments(self, text: str) -> list[str]:
-        """The units of one input line (document.py's policy): its sentences."""
-        return [part for part, _ in line_units(text, self.source_ids, self.config.max_positions)]
+    def _segments(self, text: str, whole: bool = False) -> list[str]:
+        """The units of one input line (document.py's policy): its sentences (`whole`: itself if it fits)."""
+        return [part for part, _ in line_units(text, self.source_ids, self.config.max_positions, whole)]
 
     def _join(self, text: str, parts: list[Translation]) -> Translation:
         if len(parts) == 1:
