@@ -144,6 +144,10 @@ def test_ctrl_enter_streams_into_output_and_view(qtbot, window, tiny_translator)
     alts = expected.best.alternatives[1]
     assert panel.alternatives.rowCount() == len(alts)
     assert panel.alternatives.item(0, 0).text() == display_piece(alts[0].piece)  # ·katze, never ▁katze
+    shown = [panel.alternatives.item(r, 1).text() for r in range(len(alts))]
+    assert shown == [f"{a.prob:.1%}" if a.prob >= 0.001 else "<0.1%" for a in alts]
+    assert "0.0%" not in shown  # a nonzero probability never reads as zero
+    assert any(a.prob < 0.001 for a in alts)  # the trained tiny model is sure: its 5th choice is tiny
     assert panel.stop_button.isEnabled() is False and panel.translate_button.isEnabled()
 
 

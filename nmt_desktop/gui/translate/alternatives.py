@@ -13,12 +13,18 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 from nmt_desktop.core.analysis.words import display_piece
 
 from ..token_axis import TOKEN_LEGEND
+from ..formatting import format_prob
 from .output_html import probability
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Step
 
 HINT = "Hover or click a target token to see its alternatives."
+
+
+def table_prob(p: float) -> str:
+    """One decimal ("96.4%", "0.3%"), never a nonzero probability as "0.0%" ("<0.1%")."""
+    return f"{p:.1%}" if p >= 0.001 else format_prob(p)
 
 
 class AlternativesView(QWidget):
@@ -53,7 +59,7 @@ class AlternativesView(QWidget):
     def show_step(self, step: Step) -> None:
         self.step = step
         piece = display_piece(step.piece)
-        self.title.setText(f"Step {step.index + 1}: “{piece}”  (p = {probability(step.logprob):.1%})")
+        self.title.setText(f"Step {step.index + 1}: “{piece}”  (p = {table_prob(probability(step.logprob))})")
         self.table.setRowCount(len(step.alternatives))
         for r, alt in enumerate(step.alternatives):
             tok = QTableWidgetItem(display_piece(alt.piece))
@@ -62,7 +68,7 @@ class AlternativesView(QWidget):
                 font.setBold(True)
                 tok.setFont(font)
             self.table.setItem(r, 0, tok)
-            p = QTableWidgetItem(f"{alt.prob:.1%}")
+            p = QTableWidgetItem(table_prob(alt.prob))
             p.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
             self.table.setItem(r, 1, p)
 
