@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, QStandardPaths, Signal, SignalInstance
 from PySide6.QtWidgets import QFileDialog
 
 from .saved_analysis import SUFFIX, AnalysisFileError, SavedAnalysis, SavedModel, model_fingerprint, read_analysis
@@ -86,7 +86,8 @@ class AnalysisSession(QObject):
     # -- saving -----------------------------------------------------------------------------------
 
     def save_dialog(self) -> str:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save analysis", f"analysis{SUFFIX}",
+        folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation) or str(Path.home())
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save analysis", str(Path(folder) / f"analysis{SUFFIX}"),
                                               f"NMT Desktop analysis (*{SUFFIX} *.json)")
         return self.save(path) if path else ""
 
