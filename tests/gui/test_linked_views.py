@@ -11,7 +11,9 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
-from PySide6.QtGui import QTextCursor  # noqa: E402
+from PySide6.QtCore import QEvent  # noqa: E402
+from PySide6.QtGui import QMouseEvent, QTextCursor  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from nmt_desktop.gui.translate.output_html import token_link  # noqa: E402
@@ -35,9 +37,14 @@ def window(open_main_window, tiny_model_dir, qtbot):
 
 
 def move_to(widget, point: QPoint) -> None:
-    """A real pointer move onto `point` (from beside it: a move to where the pointer already is sends nothing)."""
-    QTest.mouseMove(widget, point + QPoint(7, 9))
-    QTest.mouseMove(widget, point)
+    """A pointer move onto `point` of `widget`, delivered by Qt as the platform's would be (from beside it).
+
+    Not QTest.mouseMove: after an in-process headless run (`cli_main(["gui", ..., "--screenshot"])` in an
+    earlier test) its synthetic moves stopped reaching widgets of later windows in the offscreen platform."""
+    for at in (point + QPoint(7, 9), point):
+        event = QMouseEvent(QEvent.Type.MouseMove, QPointF(at), QPointF(widget.mapToGlobal(at)), Qt.NoButton,
+                            Qt.NoButton, Qt.NoModifier)
+        QApplication.sendEvent(widget, event)
 
 
 def point_at(edit, position: int) -> QPoint:
@@ -105,8 +112,7 @@ def test_hovering_a_heatmap_cell_lights_the_words(qtbot, window) -> None:
     # the middle of cell (row 1, source 1) of the focus view, in the graphics view's coordinates
     scene_point = vb.mapViewToScene(QPointF(1.5, 1.5))
     where = focus.graphics.mapFromScene(scene_point)
-    QTest.mouseMove(focus.graphics.viewport(), where - QPoint(5, 5))  # a move, not a jump, onto the cell
-    QTest.mouseMove(focus.graphics.viewport(), where)
+    move_to(focus.graphics.viewport(), where)
     qtbot.waitUntil(lambda: view.highlight() == (1, 1), timeout=5000)
     unit = panel.sentences[0]
     source_word = unit.source_tokens[1].strip("▁")
@@ -122,6 +128,8 @@ def test_the_alignment_links_of_a_selected_word_light_up(qtbot, window) -> None:
     cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
     qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
     panel.links.tokens.select(-1, cat)  # what a click in the focus view's column does
+    viewport = panel.source.viewport()
+    move_to(viewport, QPoint(viewport.width() - 12, viewport.height() - 12))  # the pointer leaves the word
     window.show_tab("analysis")
     analysis.tabs.setCurrentWidget(analysis.alignment)
     qtbot.waitUntil(lambda: bool(analysis.alignment.links), timeout=TIMEOUT_MS)
