@@ -187,3 +187,19 @@ def test_select_flag_selects_a_word_for_a_screenshot(monkeypatch, tmp_path, tiny
                      "--screenshot", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "--select bus: no such word in the source (red, cat, runs)" in err[0]
+
+
+def test_unit_spans_follow_sentences_and_lines() -> None:
+    from types import SimpleNamespace
+
+    from nmt_desktop.gui.translate.word_links import unit_spans
+
+    def unit(line, text, tokens):
+        return SimpleNamespace(unit=SimpleNamespace(line=line), text=text, source_tokens=tokens)
+
+    text = "Go home. Go home.\nred cat"
+    units = [unit(0, "Go home.", ["▁Go", "▁home", "."]), unit(0, "Go home.", ["▁Go", "▁home", "."]),
+             unit(1, "red cat", ["▁red", "▁cat", "</s>"]), unit(2, "gone", ["▁gone"])]
+    spans = unit_spans(text, units)
+    assert spans[0] == [(0, 2), (3, 8), (3, 8)] and spans[1] == [(9, 11), (12, 17), (12, 17)]  # the second one
+    assert spans[2] == [(18, 21), (22, 25), None] and spans[3] == [None]  # </s> has no characters; line 3 is gone

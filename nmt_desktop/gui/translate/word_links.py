@@ -63,6 +63,29 @@ def anchor_span(edit: QTextEdit, href: str) -> tuple[int, int] | None:
     return None
 
 
+def unit_spans(text: str, units: list[TranslatedUnit]) -> list[list[tuple[int, int] | None]]:
+    """Each unit's source tokens as character spans of `text` (the source box); a unit whose text is no longer
+    there (edited since it was translated) has no spans."""
+    starts = [0]
+    for part in text.split("\n"):
+        starts.append(starts[-1] + len(part) + 1)
+    searched_from: dict[int, int] = {}  # line -> where its next sentence is looked for
+    out: list[list[tuple[int, int] | None]] = []
+    for unit in units:
+        line = unit.unit.line
+        found = -1
+        if line < len(starts) - 1:
+            found = text.find(unit.text, searched_from.get(line, starts[line]))
+            found = found if found >= 0 and found + len(unit.text) <= starts[line + 1] else -1
+        if found < 0:
+            out.append([None] * len(unit.source_tokens))
+            continue
+        searched_from[line] = found + len(unit.text)
+        out.append([None if span is None else (found + span[0], found + span[1])
+                    for span in word_spans(unit.text, unit.source_tokens)])
+    return out
+
+
 class TranslateLinks(QObject):
     """Connects the Translate panel's views to `tokens` (a LinkedTokens) both ways."""
 
@@ -70,6 +93,8 @@ class TranslateLinks(QObject):
         super().__init__(panel)
         self.panel = panel
         self.tokens = LinkedTokens(self)
+        self._spans_key: tuple[str, int, int] | None = None
+        self._spans: list[list[tuple[int, int] | None]] = []
         view, output, source = panel.view, panel.output, panel.source
         view.pointerMoved.connect(lambda row, col: self._linked() and self.tokens.hover(row, col))
         view.cellSelected.connect(lambda row, col: self._linked() and self.tokens.select(row, col))
@@ -129,8 +154,7 @@ class TranslateLinks(QObject):
 
     def token_at(self, position: int) -> tuple[int, int]:
         """(unit, source token) whose word holds character `position` of the source box; (-1, -1) if none."""
-        for index in range(len(self.panel.document.units)):
-            spans = self.source_spans(index)
+        for index, spans in enumerate(self._all_spans()):
             token = next((i for i, span in enumerate(spans) if span is not None and span[0] <= position < span[1]), -1)
             if token >= 0:
                 return index, token
@@ -139,34 +163,18 @@ class TranslateLinks(QObject):
     def source_spans(self, index: int | None = None) -> list[tuple[int, int] | None]:
         """Where each source token of unit `index` (default: the shown one) is in the source box (its word's
         characters)."""
-        units = self.panel.document.units
-        unit = self._unit() if index is None else units[index] if 0 <= index < len(units) else None
-        text = self.panel.source.toPlainText()
-        if unit is None:
-            return []
-        start = self._unit_offset(text, unit)
-        if start < 0:
-            return [None] * len(unit.source_tokens)
-        return [None if span is None else (start + span[0], start + span[1])
-                for span in word_spans(unit.text, unit.source_tokens)]
+        index = self.panel.document.shown if index is None else index
+        spans = self._all_spans()
+        return spans[index] if 0 <= index < len(spans) else []
 
-    def _unit_offset(self, text: str, unit: TranslatedUnit) -> int:
-        """Where the unit's text starts in the source box (-1: the text was edited since)."""
-        line = unit.unit.line
-        starts = [0]
-        for part in text.split("\n"):
-            starts.append(starts[-1] + len(part) + 1)
-        if line >= len(starts) - 1:
-            return -1
-        pos = starts[line]
-        for other in self.panel.document.units:
-            if other is unit:
-                break
-            if other.unit.line == line:  # an earlier sentence of the same line
-                found = text.find(other.text, pos)
-                pos = found + len(other.text) if found >= 0 else pos
-        found = text.find(unit.text, pos)
-        return found if 0 <= found < starts[line + 1] else -1
+    def _all_spans(self) -> list[list[tuple[int, int] | None]]:
+        """Every unit's token spans in the source box, in one pass over the text; kept until the text or the
+        units change (the pointer moves over the box far more often than either)."""
+        text, units = self.panel.source.toPlainText(), self.panel.document.units
+        key = (text, id(units), len(units))
+        if self._spans_key != key:
+            self._spans_key, self._spans = key, unit_spans(text, units)
+        return self._spans
 
     # -- showing ----------------------------------------------------------------------------------
 
