@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import QObject, QStandardPaths, Signal, SignalInstance
 from PySide6.QtWidgets import QFileDialog
 
+from .menus import TAB_KEYS
 from .saved_analysis import SUFFIX, AnalysisFileError, SavedAnalysis, SavedModel, model_fingerprint, read_analysis
 from .translate.inspect_view import GIVEN, MODEL
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .app import MainWindow
 
 SHOWN = {GIVEN: "given", MODEL: "model"}
+TABS = [key for key, _label in TAB_KEYS]
 
 
 def _once(signal: SignalInstance, slot: Callable[..., None]) -> None:
@@ -50,7 +52,7 @@ def capture(window: MainWindow) -> SavedAnalysis:
     focused = view.focused_cell() if not view.focus_view.isHidden() else None
     selected = panel.links.tokens.selected
     current = window.tabs.currentWidget()
-    tab = next((key for key in ("translate", "models", "train", "analysis") if window.tab(key) is current),
+    tab = next((key for key in TABS if window.tab(key) is current),
                "translate")
     return SavedAnalysis(
         model=SavedModel(info.name, str(info.path), model_fingerprint(info.path)),
@@ -203,7 +205,7 @@ class AnalysisSession(QObject):
         titles = [analysis.tabs.tabText(i) for i in range(analysis.tabs.count())]
         if saved.analysis_view in titles:
             analysis.tabs.setCurrentIndex(titles.index(saved.analysis_view))
-        if saved.tab in ("translate", "models", "train", "analysis"):
+        if saved.tab in TABS:
             window.show_tab(saved.tab)
         window.statusBar().showMessage(f"Opened the analysis {Path(self._path).name}", 8000)
         if self.note:

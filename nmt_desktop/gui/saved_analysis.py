@@ -4,8 +4,8 @@ What it keeps: the source text, the model (name, folder, and a fingerprint of it
 the decoding settings, the sentence and n-best row shown, the attention view (kind, colour scale, merged
 words, focused head), the linked selection, "Your translation" and which of the two it showed, the ablated
 heads and the tab and Analysis view open. Weights and results are not saved: opening translates again with
-the same model and settings (decoding is deterministic for greedy and beam search), so the file stays a few
-hundred bytes and never holds anything but text and numbers (plain JSON, read with `json`, never unpickled).
+the same model and settings (decoding is deterministic for greedy and beam search), so the file stays under
+a kilobyte and never holds anything but text and numbers (plain JSON, read with `json`, never unpickled).
 
 No Qt here: reading, checking and writing the file. `analysis_session.py` captures and restores the window.
 """
