@@ -337,3 +337,15 @@ def test_an_edited_line_is_rescored_and_the_others_keep_the_models_ids(qtbot, wi
     assert result.pairs[0].given.best.token_ids != first.best.token_ids
     assert result.disagreements and {p for p, _ in result.disagreements} == {0}
     assert result.shown == 0 and panel.view.data().target_tokens == result.pairs[0].given.best.tokens
+
+
+def test_sentences_that_do_not_line_up_are_one_pair_with_the_models_whole_line(qtbot, window) -> None:
+    panel, box = window.translate_panel, window.translate_panel.inspect_box
+    panel.source.setPlainText("red cat runs. blue dog sleeps.")  # two sentences: two units
+    box.editor.setPlainText("rot katze rennt blau hund schlaeft")  # one: the line is one pair
+    with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
+        box.inspect_button.click()
+    result = inspected.args[0]
+    assert len(result.pairs) == 1 and result.model_source == "greedy decoding"
+    whole = panel.translator.translate_batch(["red cat runs. blue dog sleeps."], whole_lines=True)[0]
+    assert result.model.best.token_ids == whole.best.token_ids and result.model.best.token_ids  # never empty

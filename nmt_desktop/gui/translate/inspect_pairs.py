@@ -142,13 +142,13 @@ def score_text(translator: Translator, source: str, given: str, model_units: Seq
     of each pair's source (the Translate tab's `model_units`, else a greedy decoding) in one batch, so both
     scores come from the same model and the same forcing."""
     plans, note = plan_pairs(translator, source, given, model_units)
-    how = "the Translate tab"
-    models = []
-    for plan in plans:
-        if plan.model_ids is None:
-            how = "greedy decoding"
-            plan.model_ids = list(translator.translate(plan.source, DecodeConfig(alternatives=0)).best.token_ids)
-        models.append((plan.source, plan.model_ids))
+    missing = [plan for plan in plans if plan.model_ids is None]  # decoded greedily, in one batch
+    decoded = translator.translate_batch([plan.source for plan in missing], DecodeConfig(alternatives=0),
+                                         whole_lines=True) if missing else []
+    for plan, translation in zip(missing, decoded):
+        plan.model_ids = list(translation.best.token_ids)
+    how = "greedy decoding" if missing else "the Translate tab"
+    models = [(plan.source, plan.model_ids) for plan in plans]
     scored = translator.score_batch([(p.source, p.given) for p in plans] + models, SCORE_CONFIG)
     pairs = [ScoredPair(p.line, g, m) for p, g, m in zip(plans, scored[:len(plans)], scored[len(plans):])]
     return InspectResult(pairs, how, note)
