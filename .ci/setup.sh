@@ -109,13 +109,13 @@ else
     printf '%s\n' "$want_stamp" >"$STAMP"
 fi
 
-# --- 5. The compiled decoding step (nmt_desktop/core/decoding/native/decode_step.cpp) ---------------------
+# --- 5. The compiled decoding step (nmt_desktop/core/decoding/backends/native/decode_step.cpp) ---------------------
 # Built against the installed torch (~15 s; skipped when the library for this source and torch
 # exists). Optional: without it decoding runs the Python fused step (same results, slower).
-if "$PY" -c "from nmt_desktop.core.decoding.native_library import library_path; import sys; sys.exit(library_path() is None)" \
+if "$PY" -c "from nmt_desktop.core.decoding.backends.native_library import library_path; import sys; sys.exit(library_path() is None)" \
     >/dev/null 2>&1; then
     log "native: compiled decoding step already built"
-elif built="$("$PY" -m nmt_desktop.core.decoding.native_library)"; then
+elif built="$("$PY" -m nmt_desktop.core.decoding.backends.native_library)"; then
     log "native: built $built"
 else
     log "WARNING: could not build the compiled decoding step (see above); decoding uses the Python step"

@@ -40,7 +40,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nmt_desktop.core.config import PRESETS, DecodeConfig, ModelConfig  # noqa: E402
-from nmt_desktop.core.decoding.backend_choice import choose_backend  # noqa: E402
+from nmt_desktop.core.decoding.backends.choice import choose_backend  # noqa: E402
 from nmt_desktop.core.decoding.search import greedy_or_sample  # noqa: E402
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters  # noqa: E402
 
@@ -91,7 +91,7 @@ def make_model(name: str) -> Transformer:
     """A random-weight preset ("small", "base"), or a real model: a folder, zip or bundled name ("en-de")."""
     if name not in PRESETS:
         from nmt_desktop.core.locations import ModelNotFoundError, resolve_model_path
-        from nmt_desktop.core.formats.model_dir import load_model
+        from nmt_desktop.core.formats.model_folder import load_model
 
         try:
             return load_model(resolve_model_path(name)).model

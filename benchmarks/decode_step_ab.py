@@ -1,12 +1,12 @@
-"""A/B of the decoding backends' steps (issue 8; core/decoding/backend.py): reference, python, compiled.
+"""A/B of the decoding backends' steps (issue 8; core/decoding/backends/step_backend.py): reference, python, compiled.
 
 Times encode + the backend's start + 40 forced steps (log_softmax, top-5, the attention row to
 numpy) for R rows (1 = greedy, 4 = a beam of 4 over one sentence), 1 thread, random weights,
 variants interleaved so that load hits them alike:
 
 * reference: `Transformer.decode` through the layers, plain `nn.Linear` calls;
-* python: the fused step in Python over prepared weights (core/decoding/fused_step.py);
-* compiled: the same step compiled (core/decoding/compiled_step.py; what searches run when it is built).
+* python: the fused step in Python over prepared weights (core/decoding/backends/fused_step.py);
+* compiled: the same step compiled (core/decoding/backends/compiled_step.py; what searches run when it is built).
 
     .venv/bin/python benchmarks/decode_step_ab.py --rounds 3 --repeats 5 [--int8]
 """
@@ -23,8 +23,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nmt_desktop.core.config import PRESETS, ModelConfig  # noqa: E402
-from nmt_desktop.core.decoding.backend_choice import choose_backend  # noqa: E402
-from nmt_desktop.core.decoding.compiled_step import compiled_step_applies  # noqa: E402
+from nmt_desktop.core.decoding.backends.choice import choose_backend  # noqa: E402
+from nmt_desktop.core.decoding.backends.compiled_step import compiled_step_applies  # noqa: E402
 from nmt_desktop.core.decoding.int8 import quantize_int8  # noqa: E402
 from nmt_desktop.core.model.transformer import build_model  # noqa: E402
 

@@ -156,7 +156,7 @@ def standin_corpus(lines: int = 2000, seed: int = 0) -> list[str]:
 
 def build_standin(folder: Path) -> Path:
     from nmt_desktop.core.config import PRESETS, ModelConfig
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
     from nmt_desktop.core.tokenizer import TokenizerPair
     from nmt_desktop.core.model.transformer import build_model
 

@@ -1,6 +1,6 @@
 """Microseconds per product of R rows with one weight matrix: MKL `addmm` on a contiguous (in, out)
 copy vs oneDNN's blocked layout (`mkldnn::_linear_pointwise`), warm caches; the numbers behind the
-dispatch rule in nmt_desktop/core/decoding/prepared_linear.py.
+dispatch rule in nmt_desktop/core/decoding/backends/prepared_linear.py.
 
     .venv/bin/python benchmarks/linear_layouts.py --threads 1
     .venv/bin/python benchmarks/linear_layouts.py --threads 2

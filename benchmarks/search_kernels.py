@@ -1,10 +1,10 @@
-"""The compiled search kernels (nmt_desktop/core/decoding/native/search_ops.cpp) against the PyTorch calls they
+"""The compiled search kernels (nmt_desktop/core/decoding/backends/native/search_ops.cpp) against the PyTorch calls they
 replace, per call, on random inputs of the sizes a small model's search sees (vocabulary 8000).
 
     .venv/bin/python benchmarks/search_kernels.py [--threads 1] [--calls 3000]
 
 Prints a Markdown table of microseconds per call (median of 5 rounds). Needs the built library
-(`python -m nmt_desktop.core.decoding.native_library`).
+(`python -m nmt_desktop.core.decoding.backends.native_library`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args()
     if not native_library.load():
-        print("error: the compiled library is not built (python -m nmt_desktop.core.decoding.native_library)",
+        print("error: the compiled library is not built (python -m nmt_desktop.core.decoding.backends.native_library)",
               file=sys.stderr)
         return 1
     torch.set_num_threads(args.threads)

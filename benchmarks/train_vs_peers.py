@@ -38,7 +38,7 @@ from decode_speed import LoadMeter, machine_info  # noqa: E402
 from train_speed import make_batch  # noqa: E402
 from vs_peers import make_hf_folder  # noqa: E402
 from nmt_desktop.core.formats.marian import import_marian  # noqa: E402
-from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import load_model  # noqa: E402
 from nmt_desktop.core.training.train import token_loss  # noqa: E402
 
 LABEL_SMOOTHING = 0.1

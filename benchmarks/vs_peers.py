@@ -31,7 +31,7 @@ same work: `</s>` is forbidden before the last step and generation stops after e
   sentences per second.
 
 `--storage` also imports the folder with `import_marian(..., int8=True)` (int8 weight matrices
-with per-row scales, model_dir.py) and reports the folder sizes (float32 vs int8 storage), the
+with per-row scales, model_folder.py) and reports the folder sizes (float32 vs int8 storage), the
 load times, and how often the int8-stored model (decoded in float32 after dequantisation) gives
 the float32 model's tokens: greedy and beam 4, natural stopping, up to 40 tokens, on
 `--storage-sentences` generated sources. Random weights make this a pessimistic check (the
@@ -81,8 +81,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from decode_speed import LoadMeter, machine_info  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.formats.marian import import_marian  # noqa: E402
-from nmt_desktop.core.formats.model_dir import model_size_bytes  # noqa: E402
+from nmt_desktop.core.formats.model_folder import model_size_bytes  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
+from nmt_desktop.core.decoding.results import Unit
 
 CONFIGS = {
     "small": dict(d_model=256, heads=4, layers=3, ffn=1024, vocab=8000),
@@ -170,8 +171,8 @@ def ours(translator: Translator, attention: bool, name: str) -> Engine:
     def run(sources: list[list[int]], beam: int, n: int) -> list[list[int]]:
         cfg = DecodeConfig(beam_size=beam, nbest=1, length_penalty=1.0, min_length=n, max_len_a=0.0, max_len_b=n,
                            attention=attention, alternatives=0)
-        units = [(i, "", ids) for i, ids in enumerate(sources)]
-        return [t.target_ids for t in translator._decode_batch(units, cfg, None)]
+        units = [Unit(i, "", ids, []) for i, ids in enumerate(sources)]
+        return [t.target_ids for t in translator.translate_units(units, cfg)]
 
     return Engine(name, run, _torch_threads)
 

@@ -23,7 +23,7 @@ from nmt_desktop import __version__
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage
 
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.decoding.results import Translation
 
 SENTENCES = ("I love you.", "Thank you very much.", "Where is the station?")
 GRID_SIZE = (900, 600)  # the attention view's size when grabbed
@@ -132,9 +132,9 @@ def run(model: str | None = None) -> dict[str, Any]:
         translator = Translator.load(path)
         report["model"] = {"name": translator.name, "path": str(path),
                            "load_ms": round(1000 * (time.perf_counter() - start), 1)}
-        from nmt_desktop.core.decoding import native_library
+        from nmt_desktop.core.decoding.backends import native_library
 
-        report["native_step"] = native_library.load()  # the compiled decoding step (core/decoding/native_library.py)
+        report["native_step"] = native_library.load()  # the compiled decoding step (core/decoding/backends/native_library.py)
         results, translation = [], None
         for sentence in SENTENCES:
             start = time.perf_counter()

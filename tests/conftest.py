@@ -47,7 +47,7 @@ def tiny_translator(tiny_trained):
 @pytest.fixture(scope="session")
 def tiny_model_dir(tiny_trained, tmp_path_factory) -> Path:
     """The trained tiny model saved as a model folder (read-only for tests: copy before editing)."""
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     model, tokenizers = tiny_trained
     folder = tmp_path_factory.mktemp("models") / "tiny-en-xx"

@@ -158,7 +158,7 @@ def test_frozen_app_self_test(repo_root, tiny_model_dir, marian_repo, tmp_path):
     _check_ok(report)
     assert proc.returncode == 0
     assert report["frozen"] is True
-    from nmt_desktop.core.decoding import native_library
+    from nmt_desktop.core.decoding.backends import native_library
 
     # the compiled decoding step travels with the app when the build machine had it
     assert report["native_step"] is (native_library.library_path() is not None and native_library.native_enabled())

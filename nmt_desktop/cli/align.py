@@ -149,7 +149,7 @@ class _Aligner:
 
     def __call__(self, scored: ScoredPair) -> str:
         from nmt_desktop.core.analysis.alignment import align, symmetrise
-        from nmt_desktop.core.analysis.heads import to_pharaoh
+        from nmt_desktop.core.analysis.pharaoh import to_pharaoh
 
         self.lines = max(self.lines, scored.line.number)
         if scored.error is not None:

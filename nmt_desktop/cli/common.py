@@ -57,7 +57,7 @@ def resolve_model(arg: str | None) -> Path:
 @contextlib.contextmanager
 def naming_model(path: Path) -> Iterator[None]:
     """Say which model a ModelFolderError is about when its message names only a file inside it."""
-    from nmt_desktop.core.formats.folder_files import ModelFolderError
+    from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
 
     try:
         yield

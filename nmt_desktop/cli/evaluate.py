@@ -84,7 +84,7 @@ def evaluate_model(model_path: Path, pairs: list[tuple[str, str]], beam: int = 5
 def _write_card(model_path: Path, args: argparse.Namespace, result: dict[str, Any]) -> None:
     """Add this evaluation to the model folder's card (and README)."""
     from nmt_desktop.core.formats.model_card import add_evaluation, write_card
-    from nmt_desktop.core.formats.model_dir import load_model
+    from nmt_desktop.core.formats.model_folder import load_model
 
     if not Path(model_path).is_dir():
         raise UsageError(f"--write-card needs a model folder, not {model_path}")

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     from nmt_desktop.core.formats.averaging import AveragingError, average_models
     from nmt_desktop.core.formats.model_card import export_card, write_card
-    from nmt_desktop.core.formats.model_dir import human_size, load_model, model_size_bytes, save_model
+    from nmt_desktop.core.formats.model_folder import human_size, load_model, model_size_bytes, save_model
     from nmt_desktop.core.model.transformer import count_parameters
 
     if args.max_file_mb <= 0:

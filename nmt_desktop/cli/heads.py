@@ -39,7 +39,8 @@ _HEAD_COLUMNS = ("entropy", "eos_share", "punct_share", "diagonality", "monotoni
 def head_report(translator: Any, pairs: list[tuple[str, str]], max_sentences: int | None, seed: int,
                 batch_size: int) -> dict[str, Any]:
     """What `heads` reports: one row per cross-attention head, largest BLEU drop first."""
-    from nmt_desktop.core.analysis.heads import probe_head_stats, probe_subset, rank_heads
+    from nmt_desktop.core.analysis.ablation import probe_subset, rank_heads
+    from nmt_desktop.core.analysis.head_statistics import probe_head_stats
 
     probe = probe_subset(pairs, max_sentences, seed)
     ranking = rank_heads(translator, probe, batch_size=batch_size)

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 def model_info(path: Path) -> dict[str, Any]:
     """Everything `info` reports about the model at `path`, as JSON-ready data."""
-    from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
+    from nmt_desktop.core.formats.model_folder import load_model, model_size_bytes
     from nmt_desktop.core.model.transformer import count_parameters
     from nmt_desktop.core.decoding.translator import language_tokens
 
@@ -56,7 +56,7 @@ def _target_languages_lines(tokens: list[str]) -> list[str]:
 
 
 def _format_info(info: dict[str, Any]) -> str:
-    from nmt_desktop.core.formats.model_dir import human_size
+    from nmt_desktop.core.formats.model_folder import human_size
 
     voc, lang = info["vocabulary"], info["languages"]
     lines = [

@@ -28,12 +28,12 @@ from nmt_desktop.cli.common import PROG, CLIError, UsageError, print_error
 # Exceptions meaning "bad model or input" (exit 1, message only); looked up lazily so that importing
 # the CLI does not import torch. (module, class name)
 _USER_ERRORS = (
-    ("nmt_desktop.core.formats.folder_files", "ModelFolderError"),
+    ("nmt_desktop.core.formats.model_folder_layout", "ModelFolderError"),
     ("nmt_desktop.core.decoding.document", "InputTooLongError"),
-    ("nmt_desktop.core.decoding.backend_choice", "BackendUnavailableError"),
+    ("nmt_desktop.core.decoding.backends.choice", "BackendUnavailableError"),
     ("nmt_desktop.core.tokenizer", "TokenizerError"),
     ("nmt_desktop.core.config", "ConfigError"),
-    ("nmt_desktop.core.training.corpus_files", "CorpusError"),
+    ("nmt_desktop.core.training.corpus_formats", "CorpusError"),
     ("nmt_desktop.core.training.metrics", "MetricError"),
     ("nmt_desktop.core.training.train", "TrainingError"),
     ("nmt_desktop.core.locations", "ModelNotFoundError"),

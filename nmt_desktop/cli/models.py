@@ -43,7 +43,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 def _list(args: argparse.Namespace) -> int:
     from nmt_desktop.core.hub.installed import list_models
     from nmt_desktop.core.locations import user_models_dir
-    from nmt_desktop.core.formats.model_dir import human_size
+    from nmt_desktop.core.formats.model_folder import human_size
 
     models = list_models()
     if getattr(args, "json", False):
@@ -61,7 +61,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from nmt_desktop.core.hub.catalogue import search_models
-    from nmt_desktop.core.formats.model_dir import human_size
+    from nmt_desktop.core.formats.model_folder import human_size
 
     result = search_models(args.terms, offline=args.offline)
     if args.json:

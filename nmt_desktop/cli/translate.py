@@ -1,7 +1,7 @@
 """The `translate` command: text from arguments or stdin, one output line (or JSON object) per input.
 
 Options map onto `DecodeConfig` (search), `Translator.load` (running) and the analysis helpers in
-core/analysis/ (`--ablate`: heads.py; `--align`: alignment.py, the model's default reading); one bad
+core/analysis/ (`--ablate`: ablation.py; `--align`: alignment.py, the model's default reading); one bad
 input is reported on stderr and the rest go on. An input that looks like another language than the model
 reads (core/decoding/source_language.py) is translated all the same, with a warning on stderr.
 """
@@ -148,7 +148,7 @@ def _alignment(translator: Any, translation: Any, method: Any) -> str | None:
     """The --align Pharaoh string of a translation ("" for an empty one): a line translated sentence by
     sentence is aligned sentence by sentence, each sentence's word indices following the ones before."""
     from nmt_desktop.core.analysis.alignment import align
-    from nmt_desktop.core.analysis.heads import to_pharaoh
+    from nmt_desktop.core.analysis.pharaoh import to_pharaoh
     from nmt_desktop.core.analysis.words import real_words
 
     prefix = translator.tokenizers.source.continuing_prefix
@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         options["prefix_text"] = fix_arg(args.prefix)
     if args.ablate:
         from nmt_desktop.core.analysis.head_names import expand_heads
-        from nmt_desktop.core.analysis.heads import ablation_mask
+        from nmt_desktop.core.analysis.ablation import ablation_mask
 
         checked_heads(args.ablate, "--ablate", layers, heads)
         options["head_mask"] = ablation_mask(translator, expand_heads(args.ablate, heads))

@@ -30,8 +30,9 @@ from .workers import TranslateWorker, WorkerThread
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.decoding.document import Unit
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.results import Unit
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 log = logging.getLogger("nmt_desktop.gui.document")
 

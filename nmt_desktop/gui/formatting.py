@@ -1,5 +1,5 @@
 """Human-readable durations and probabilities shared by the panels (training ETA, download ETA, token
-tooltips); sizes: core.model_dir.human_size."""
+tooltips); sizes: core.formats.model_folder.human_size."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QProgressBar, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.formats.model_dir import human_size
+from nmt_desktop.core.formats.model_folder import human_size
 
 from .formatting import format_eta
 from .hub_workers import PullWorker, SearchWorker

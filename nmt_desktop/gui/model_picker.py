@@ -56,9 +56,6 @@ class ModelPicker(QComboBox):
             self.setCurrentIndex(index)
         self.setEnabled(self.count() > 0)
 
-    def current_path(self) -> str:
-        return self._current
-
     def _picked(self, index: int) -> None:
         path = self.itemData(index)
         if path and path != self._current:

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLis
                                QMessageBox, QProgressBar, QPushButton, QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
-from nmt_desktop.core.formats.model_dir import human_size
+from nmt_desktop.core.formats.model_folder import human_size
 
 from . import theme
 from .card_html import card_html

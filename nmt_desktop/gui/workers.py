@@ -141,21 +141,18 @@ class ModelLoader(QObject):
     @Slot(int, str)
     @Slot(int, str, bool)
     def load(self, request_id: int, path: str, int8: bool = False) -> None:
-        from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes
         from nmt_desktop.core.decoding.source_language import warm_up
         from nmt_desktop.core.decoding.translator import Translator
-        from nmt_desktop.core.locations import resolve_model_path
+        from nmt_desktop.core.formats.model_folder import model_size_bytes
 
         self.started.emit(request_id, path)
         try:
-            path = str(resolve_model_path(path))  # a training run's folder opens its best model (logged)
-            loaded = load_model(path)
-            translator = Translator(loaded.model, loaded.tokenizers, loaded.name, int8=int8)
-            translator.card = dict(loaded.card)  # as Translator.load: its alignment reading, for core callers
-            cfg = loaded.config
-            name = run_model_name(loaded.path) or loaded.name  # a run's RUN/best is named after the run
-            info = ModelInfo(Path(loaded.path), name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(path),
-                             cfg.decoder_layers, cfg.n_heads, dict(loaded.card), int8)
+            translator = Translator.load(path, int8=int8)  # a training run's folder opens its best model (logged)
+            loaded_from, cfg = translator.path, translator.config
+            assert loaded_from is not None  # load() sets it
+            name = run_model_name(loaded_from) or translator.name  # a run's RUN/best is named after the run
+            info = ModelInfo(loaded_from, name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(str(loaded_from)),
+                             cfg.decoder_layers, cfg.n_heads, dict(translator.card), int8)
         except Exception as exc:  # noqa: BLE001 - a bad model is reported, never raised
             log.warning("cannot load model %s: %s", path, exc)
             self.failed.emit(request_id, _one_line(exc))
@@ -204,7 +201,7 @@ def stop_all_threads() -> None:
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
-    from nmt_desktop.core.formats.folder_files import ModelFolderError
+    from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
 
     if isinstance(exc, (ModelFolderError, ValueError, OSError)) and text:
         return text

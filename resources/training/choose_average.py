@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from nmt_desktop.cli.evaluate import evaluate_model  # noqa: E402
 from nmt_desktop.core.formats.averaging import average_models  # noqa: E402
 from nmt_desktop.core.training.corpus import CorpusSpec, read_corpus  # noqa: E402
-from nmt_desktop.core.formats.model_dir import load_model, save_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import load_model, save_model  # noqa: E402
 from nmt_desktop.core.training.checkpoint import snapshots  # noqa: E402
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nmt_desktop.core.analysis import alignment as al
-from nmt_desktop.core.decoding.translator import Hypothesis, Translation
+from nmt_desktop.core.decoding.results import Hypothesis, Translation
 
 PAIRS = [("red cat runs", "rot katze rennt"), ("big dog eats small bird", "gross hund isst klein vogel"),
          ("green bird sleeps", "gruen vogel schlaeft")]
@@ -14,8 +14,8 @@ PAIRS = [("red cat runs", "rot katze rennt"), ("big dog eats small bird", "gross
 
 def fake(attn: np.ndarray, src: list[str], tgt: list[str], finished: bool = True) -> Translation:
     """A translation with the given pieces and attention (L, H, T, S)."""
-    hyp = Hypothesis(" ".join(tgt), list(range(len(tgt))), tgt, 0.0, [0.0] * len(tgt), [[] for _ in tgt], attn,
-                     finished=finished)
+    hyp = Hypothesis(list(range(len(tgt))), [0.0] * len(tgt), 0.0, [[] for _ in tgt], attn, finished=finished,
+                     text=" ".join(tgt), tokens=tgt)
     return Translation(" ".join(src), list(range(len(src))), src, [hyp])
 
 
@@ -109,7 +109,7 @@ def test_the_card_can_name_a_reading_and_bad_entries_fall_back():
 
 def test_truecasing_raises_only_what_the_vocabulary_knows_better_and_keeps_lengths(repo_root):
     from nmt_desktop.core.analysis.truecase import truecaser
-    from nmt_desktop.core.formats.model_dir import load_model
+    from nmt_desktop.core.formats.model_folder import load_model
 
     tok = load_model(repo_root / "models" / "en-de").tokenizers.target
     tc = truecaser(tok)

@@ -1,4 +1,4 @@
-"""The decoding backends (core/decoding/backend.py) against each other.
+"""The decoding backends (core/decoding/backends/step_backend.py) against each other.
 
 The reference backend (the model's modules) is the reference: the Python backend (fused step) must
 give the same logits and cross- and self-attention on every architecture variant, in float32 and
@@ -22,18 +22,18 @@ from test_transformer import VARIANTS, padded, random_model
 from tiny_models import perturbed_model
 
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
-from nmt_desktop.core.decoding import backend_choice, native_library
-from nmt_desktop.core.decoding.backend_choice import BackendUnavailableError, backend_for_search, choose_backend
-from nmt_desktop.core.decoding.compiled_backend import CompiledBackend
+from nmt_desktop.core.decoding.backends import choice as backend_choice, native_library
+from nmt_desktop.core.decoding.backends.choice import BackendUnavailableError, backend_for_search, choose_backend
+from nmt_desktop.core.decoding.backends.compiled import CompiledBackend
 from nmt_desktop.core.decoding.int8 import quantize_int8
-from nmt_desktop.core.decoding.python_backend import FusedState, PythonBackend
-from nmt_desktop.core.decoding.reference_backend import ReferenceBackend
+from nmt_desktop.core.decoding.backends.python import FusedState, PythonBackend
+from nmt_desktop.core.decoding.backends.reference import ReferenceBackend
 from nmt_desktop.core.decoding.search import BeamState, beam_search, greedy_or_sample, masked_ids
 from nmt_desktop.core.decoding.selection import beam_candidates, log_probs
 
 BUILT = native_library.load()
 needs_library = pytest.mark.skipif(not BUILT, reason="the compiled library is not built here "
-                                                      "(python -m nmt_desktop.core.decoding.native_library builds it)")
+                                                      "(python -m nmt_desktop.core.decoding.backends.native_library builds it)")
 BACKENDS = {"reference": ReferenceBackend, "python": PythonBackend, "compiled": CompiledBackend}
 FAST = [pytest.param("python"), pytest.param("compiled", marks=needs_library)]
 ops = torch.ops.nmt_desktop if BUILT else None
@@ -189,9 +189,9 @@ def test_choose_backend(monkeypatch):
 def test_disabled_by_environment():
     """NMT_DESKTOP_NATIVE=0 keeps the library unloaded and "auto" on the Python backend (a child
     process: loading is once per process)."""
-    code = ("import torch; from nmt_desktop.core.decoding import native_library; import sys; "
+    code = ("import torch; from nmt_desktop.core.decoding.backends import native_library; import sys; "
             "sys.path[:0] = [sys.argv[1], sys.argv[1] + '/..']; "
-            "from nmt_desktop.core.decoding.backend_choice import choose_backend; "
+            "from nmt_desktop.core.decoding.backends.choice import choose_backend; "
             "from test_transformer import random_model; "
             "print(native_library.load(), choose_backend(random_model()).name)")
     env = {k: v for k, v in os.environ.items() if k != "NMT_DESKTOP_BACKEND"}
@@ -215,11 +215,13 @@ def _wide_model():
 def _search(model, src, beam, backend):
     decode = DecodeConfig(beam_size=beam, max_len_a=0.0, max_len_b=12, alternatives=3, self_attention=True)
     if beam == 1:
-        return [(s.token_ids, s.logprobs, s.cross_attention, s.alt_ids, s.self_attention)
-                for s in greedy_or_sample(model, src, decode, backend=backend)]
+        return [([s.token_id for s in p], [s.logprob for s in p], np.stack([s.cross_attention for s in p]),
+                 np.array([[a.token_id for a in s.alternatives] for s in p]), np.stack([s.self_attention for s in p]))
+                for p in greedy_or_sample(model, src, decode, backend=backend)]
     state = BeamState()
     list(beam_search(model, src, decode, state, backend=backend))
-    return [(h.token_ids, h.token_logprobs, h.cross_attention, h.alt_ids, h.self_attention)
+    return [(h.token_ids, h.token_logprobs, h.attention, np.array([[a.token_id for a in alts] for alts in h.alternatives]),
+             h.self_attention)
             for hyps in state.results for h in hyps]
 
 
@@ -379,12 +381,12 @@ def test_reorder_filled_rejects_bad_rows():
 
 _CHILD = """
 import sys, torch
-from nmt_desktop.core.decoding import native_library
+from nmt_desktop.core.decoding.backends import native_library
 torch.ops.load_library(sys.argv[1])
 native_library._loaded = True
 sys.path[:0] = [sys.argv[2], sys.argv[2] + '/..']
 from test_transformer import random_model
-from nmt_desktop.core.decoding.compiled_backend import CompiledBackend
+from nmt_desktop.core.decoding.backends.compiled import CompiledBackend
 model = random_model()
 backend = CompiledBackend(model)
 cfg = model.config
@@ -397,7 +399,7 @@ print(tuple(out.logits.shape), round(float(out.cross_attention.sum()), 4))
 
 def test_library_builds_from_source_and_runs(tmp_path):
     """The setup command compiles the source into a fresh folder; a child process loads that file and steps."""
-    build = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.native_library", "--out", str(tmp_path)],
+    build = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.backends.native_library", "--out", str(tmp_path)],
                            capture_output=True, text=True, timeout=300)
     if build.returncode != 0 and "no C++ compiler" in build.stderr:
         pytest.skip(build.stderr.strip())
@@ -416,7 +418,7 @@ def test_library_builds_from_source_and_runs(tmp_path):
 
 def test_missing_compiler_is_one_clear_line(tmp_path):
     env = dict(os.environ, CXX="no-such-compiler-xyz")
-    result = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.native_library", "--out", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "nmt_desktop.core.decoding.backends.native_library", "--out", str(tmp_path)],
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 1
     assert result.stderr.strip() == ("error: no C++ compiler: 'no-such-compiler-xyz' is not on PATH "

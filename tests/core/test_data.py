@@ -15,7 +15,7 @@ from nmt_desktop.core.config import ModelConfig
 from nmt_desktop.core.training.batching import (Batch, DataPosition, EpochBatches, batches_for_epoch, iter_batches,
                                                 make_batches, padding_fraction, shard_batches)
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, CorpusStats, read_corpus, split_dev
-from nmt_desktop.core.training.corpus_files import CorpusError, normalize_space
+from nmt_desktop.core.training.corpus_formats import CorpusError, normalize_space
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.tokenizer import TokenizerPair
 

@@ -1,4 +1,4 @@
-"""int8 weight storage in model folders (`save_model(..., dtype=torch.int8)`, core/formats/model_dir.py).
+"""int8 weight storage in model folders (`save_model(..., dtype=torch.int8)`, core/formats/model_folder.py).
 
 Every 2-D weight NAME is stored as I8 plus NAME.scale (F32, one scale per row); 1-D tensors stay
 F32. Round trips (folder, shards, zip), the size gain, and every refusal of a malformed int8 folder.
@@ -17,8 +17,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.formats.folder_files import WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError
-from nmt_desktop.core.formats.model_dir import load_model, model_size_bytes, save_model, zip_model
+from nmt_desktop.core.formats.model_folder_layout import WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError
+from nmt_desktop.core.formats.model_folder import load_model, model_size_bytes, save_model, zip_model
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import Transformer, build_model
 

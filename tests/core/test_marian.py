@@ -26,7 +26,7 @@ from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.formats.marian import MarianImportError, import_marian
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.decoding.translator import TargetLanguageError, Translator
 
 # MarianTokenizer recommends sacremoses; without it (as here) it applies no punctuation normaliser

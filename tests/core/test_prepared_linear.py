@@ -1,4 +1,4 @@
-"""Which layout a prepared linear layer uses (core/decoding/prepared_linear.py), and that every layout and
+"""Which layout a prepared linear layer uses (core/decoding/backends/prepared_linear.py), and that every layout and
 fused form computes the same product."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt_desktop.core.decoding.prepared_linear import (_ONEDNN_ONE_ROW_MIN_WEIGHTS, onednn_available, prepare_linear,
+from nmt_desktop.core.decoding.backends.prepared_linear import (_ONEDNN_ONE_ROW_MIN_WEIGHTS, onednn_available, prepare_linear,
                                                       prepare_weight)
 
 pytestmark = pytest.mark.skipif(not onednn_available(torch.device("cpu")), reason="this torch build has no oneDNN")

@@ -16,7 +16,7 @@ from tiny_models import perturbed_model, right_padded
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
 from nmt_desktop.core.decoding.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
                                      length_normalise)
-from nmt_desktop.core.decoding.backend_choice import backend_for_search
+from nmt_desktop.core.decoding.backends.choice import backend_for_search
 from nmt_desktop.core.model.transformer import build_model
 
 ATOL = 1e-5
@@ -69,6 +69,11 @@ def greedy(model, sources, cfg, head_mask=None):
     return hyps, holder[0]
 
 
+def alt_ids(hyp):
+    """The top-k ids of every position of a hypothesis."""
+    return [[a.token_id for a in alts] for alts in hyp.alternatives]
+
+
 def beam(model, sources, cfg, head_mask=None):
     state = BeamState()
     steps = list(beam_search(model, right_padded(sources, model.config.pad_id), cfg, state,
@@ -101,16 +106,17 @@ def check_against_teacher_forcing(model, source, hyp, cfg):
     expected_score = length_normalise(float(forced_lp.double().sum()), T, cfg.length_penalty)
     assert hyp.score == pytest.approx(expected_score, abs=1e-4)
     if cfg.attention:
-        assert hyp.cross_attention.shape[2] == T
-        np.testing.assert_allclose(hyp.cross_attention[..., :S], cross, atol=ATOL, rtol=0)
-        assert np.abs(hyp.cross_attention[..., S:]).sum() == 0.0  # batch padding got nothing
+        assert hyp.attention.shape[2] == T
+        np.testing.assert_allclose(hyp.attention[..., :S], cross, atol=ATOL, rtol=0)
+        assert np.abs(hyp.attention[..., S:]).sum() == 0.0  # batch padding got nothing
     if cfg.self_attention:
         assert hyp.self_attention.shape[-2:] == (T, T)
         np.testing.assert_allclose(hyp.self_attention, self_attn, atol=ATOL, rtol=0)
     if cfg.alternatives:
         top = torch.topk(logprobs, min(cfg.alternatives, logprobs.shape[-1]), dim=-1)
         # Alternatives are ranked; compare the probabilities (ties could swap ids).
-        np.testing.assert_allclose(hyp.alt_logprobs, top.values.numpy(), atol=ATOL, rtol=1e-5)
+        alt_logprobs = np.log([[a.prob for a in alts] for alts in hyp.alternatives])
+        np.testing.assert_allclose(alt_logprobs, top.values.numpy(), atol=ATOL, rtol=1e-5)
     assert hyp.finished == (hyp.token_ids[-1] == model.config.eos_id)
     assert model.config.eos_id not in hyp.token_ids[:-1]
 
@@ -149,8 +155,8 @@ def test_beam_one_equals_greedy_batched(seed, overrides):
             assert b.finished == g.finished
             assert b.score == pytest.approx(g.score, abs=1e-5)
             np.testing.assert_allclose(b.token_logprobs, g.token_logprobs, atol=ATOL, rtol=0)
-            np.testing.assert_array_equal(b.alt_ids, g.alt_ids)
-            np.testing.assert_allclose(b.cross_attention, g.cross_attention, atol=ATOL, rtol=0)
+            assert alt_ids(b) == alt_ids(g)
+            np.testing.assert_allclose(b.attention, g.attention, atol=ATOL, rtol=0)
             np.testing.assert_allclose(b.self_attention, g.self_attention, atol=ATOL, rtol=0)
             check_against_teacher_forcing(model, src, g, cfg_g)
 
@@ -165,7 +171,7 @@ def test_beam_one_equals_greedy_on_trained_model(tiny_trained):
     for g, (b,) in zip(hyps_g, state.results):
         assert b.token_ids == g.token_ids
         assert b.score == pytest.approx(g.score, abs=1e-5)
-        np.testing.assert_allclose(b.cross_attention, g.cross_attention, atol=ATOL, rtol=0)
+        np.testing.assert_allclose(b.attention, g.attention, atol=ATOL, rtol=0)
 
 
 # --- n-best: attention, scores and order traced through the beam -----------------------------------
@@ -204,10 +210,9 @@ def test_nbest_hypotheses_match_teacher_forcing_trained_model(tiny_trained, K, n
         assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
         for h in hyps:
             check_against_teacher_forcing(model, src, h, cfg)
-    for step in steps:  # the streamed best live hypothesis ends in the reported token
-        assert len(step.prefixes) == len(step.rows) == len(step.token_ids)
-        for prefix, token in zip(step.prefixes, step.token_ids):
-            assert len(prefix) == step.index + 1 and prefix[-1] == token
+    for position in steps:  # the streamed best live hypothesis ends in the reported token
+        for step in position:
+            assert len(step.prefix_ids) == step.index + 1 and step.prefix_ids[-1] == step.token_id
 
 
 def test_beam_is_at_least_as_good_as_greedy_in_model_score():
@@ -354,14 +359,14 @@ def test_hypothesis_attention_shapes_and_normalisation(mode):
     assert enc.shape == (3, model.config.encoder_layers, H, S, S)
     for h in hyps:
         T = len(h.token_ids)
-        assert h.cross_attention.shape == (L, H, T, S) and h.cross_attention.dtype == np.float32
-        np.testing.assert_allclose(h.cross_attention.sum(-1), 1.0, atol=ATOL)
+        assert h.attention.shape == (L, H, T, S) and h.attention.dtype == np.float32
+        np.testing.assert_allclose(h.attention.sum(-1), 1.0, atol=ATOL)
         assert h.self_attention.shape == (L, H, T, T)
         np.testing.assert_allclose(h.self_attention.sum(-1), 1.0, atol=ATOL)
         assert np.abs(np.triu(h.self_attention, 1)).sum() == 0.0
     no_attn = DecodeConfig(attention=False, **kw)
     plain = beam(model, sources, no_attn)[0].results[0] if mode == "beam" else greedy(model, sources, no_attn)[0]
-    assert all(h.cross_attention is None and h.self_attention is None for h in plain)
+    assert all(h.attention is None and h.self_attention is None for h in plain)
 
 
 def test_per_sentence_head_mask_follows_rows_in_greedy_batch():
@@ -396,5 +401,5 @@ def test_no_inference_mode_between_steps_and_early_stop(mode):
     gen.close()  # stop early
     assert not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
     again = list(search())
-    assert again[0].token_ids == first.token_ids
+    assert [s.token_id for s in again[0]] == [s.token_id for s in first]
     assert not torch.is_inference_mode_enabled()

@@ -75,7 +75,7 @@ def test_the_policy_on_a_tiny_model(tiny_translator):
     tr = tiny_translator
     cfg = DecodeConfig()
     text = "red cat runs. blue dog sleeps.\nbig bird eats"
-    assert tr._segments("red cat runs. blue dog sleeps.") == ["red cat runs.", "blue dog sleeps."]
+    assert [u.text for u in tr.units(["red cat runs. blue dog sleeps."])] == ["red cat runs.", "blue dog sleeps."]
     first, second = tr.translate_batch(document_lines(text), cfg)
     parts = [tr.translate("red cat runs.", cfg), tr.translate("blue dog sleeps.", cfg)]
     assert [s.source for s in first.segments] == ["red cat runs.", "blue dog sleeps."]

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from nmt_desktop.core.config import DecodeConfig, TrainConfig
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.training.schedule import learning_rate
 from nmt_desktop.core.training.train import Trainer, TrainingError
 from nmt_desktop.core.decoding.translator import Translator

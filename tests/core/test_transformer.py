@@ -20,7 +20,7 @@ import torch
 from tiny_models import perturbed_model, right_padded
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig, ModelConfig, PRESETS
-from nmt_desktop.core.decoding.python_backend import PythonBackend
+from nmt_desktop.core.decoding.backends.python import PythonBackend
 from nmt_desktop.core.model.layers import causal_mask, sinusoidal_positions
 from nmt_desktop.core.model.transformer import build_model, count_parameters
 

@@ -10,12 +10,11 @@ import torch
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import document_lines, line_units
-from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import build_model
 from nmt_desktop.core.decoding.document import InputTooLongError
 from nmt_desktop.core.decoding.translator import TargetLanguageError, Translator, list_codes
 
-from tiny_models import LEXICON, reference, synthetic_pairs, tiny_config
+from tiny_models import LEXICON, multilingual_translator, reference, synthetic_pairs, tiny_config
 
 ATOL = 1e-5
 MODES = {
@@ -140,7 +139,7 @@ def test_beam_stream_reports_best_prefix(tiny_translator):
         assert steps
         for i, s in enumerate(steps):
             assert s.index == i and len(s.prefix_ids) == i + 1 and s.prefix_ids[-1] == s.token_id
-            assert s.cross_attention.shape == (2, 4, len(stream.ids))
+            assert s.cross_attention.shape == (2, 4, len(stream.unit.source_ids))
         assert stream.result.target_ids == tiny_translator.translate(text, cfg).target_ids
         assert len(stream.result.nbest) == 3
 
@@ -392,7 +391,7 @@ def test_trained_model_cross_attention_is_near_diagonal(tiny_translator, held_ou
 def test_translator_reuses_one_snapshot_of_the_transposed_weights(tiny_trained, monkeypatch):
     """The transposed copies are made once per Translator (by its backend), not once per search, and
     decode the same."""
-    from nmt_desktop.core.decoding import python_backend
+    from nmt_desktop.core.decoding.backends import python as python_backend
 
     model, tok = tiny_trained
     calls = []
@@ -416,13 +415,7 @@ CODES = [">>fra<<", ">>spa<<", ">>por<<"]
 @pytest.fixture(scope="module")
 def multilingual(tiny_trained):
     """A random model whose source vocabulary has OPUS-MT-style target-language tokens."""
-    import tokenizers
-
-    _, pair = tiny_trained
-    source = Tokenizer.from_str(pair.source.to_str())
-    source.hf.add_special_tokens([tokenizers.AddedToken(c, special=True, normalized=False) for c in CODES])
-    pair = TokenizerPair(source, Tokenizer.from_str(pair.target.to_str()), joint=False)
-    return Translator(build_model(tiny_config(pair), seed=5), pair, name="multi")
+    return multilingual_translator(tiny_trained, CODES)
 
 
 def test_ordinary_model_has_no_target_languages(tiny_translator):
@@ -452,7 +445,7 @@ def test_target_language_token_leads_the_source(multilingual):
         result = tr.translate("red cat runs", DecodeConfig(beam_size=2))
         assert result.source_ids[0] == code[">>por<<"] and result.source_tokens[0] == ">>por<<"
         stream = tr.stream("red cat runs")
-        assert stream.ids == result.source_ids
+        assert stream.unit.source_ids == result.source_ids
         assert [s.token_id for s in stream] == tr.translate("red cat runs").target_ids
         assert [t.source_ids for t in tr.translate_batch(["red cat runs", "big dog"])][0] == result.source_ids
     finally:

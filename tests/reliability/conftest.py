@@ -22,7 +22,7 @@ def small_pair():
 @pytest.fixture(scope="session")
 def small_model_dir(small_pair, tmp_path_factory) -> Path:
     """The small model saved as a model folder (read-only: copy before editing)."""
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     model, tokenizers = small_pair
     return save_model(tmp_path_factory.mktemp("small") / "small-en-xx", model, tokenizers,

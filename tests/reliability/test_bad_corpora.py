@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 
 from nmt_desktop.core.training.corpus import CorpusSpec, read_corpus
-from nmt_desktop.core.training.corpus_files import CorpusError, normalize_space
+from nmt_desktop.core.training.corpus_formats import CorpusError, normalize_space
 from tiny_models import synthetic_pairs
 
 REPO = Path(__file__).resolve().parents[2]

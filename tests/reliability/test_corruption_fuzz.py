@@ -48,10 +48,11 @@ from limits import time_limit
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.formats.folder_files import ModelFolderError
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.decoding.document import InputTooLongError
-from nmt_desktop.core.decoding.translator import Translation, Translator
+from nmt_desktop.core.decoding.translator import Translator
+from nmt_desktop.core.decoding.results import Translation
 
 N_CASES = int(os.environ.get("NMT_CORRUPTION_CASES", "240"))
 CASE_SECONDS = 10

@@ -56,18 +56,18 @@ def slow(seconds, stop=None):
 
 # -- patches: what each case needs, made before the app imports them --------------------------------------
 if mode == "load-error":
-    from nmt_desktop.core.formats import model_dir
+    from nmt_desktop.core.formats import model_folder
     def failing_load(*args, **kwargs):
         raise RuntimeError("injected: the model cannot be read")
-    model_dir.load_model = failing_load
+    model_folder.load_model = failing_load
 if mode == "load-running":
-    from nmt_desktop.core.formats import model_dir
-    _load = model_dir.load_model
+    from nmt_desktop.core.formats import model_folder
+    _load = model_folder.load_model
     def slow_load(*args, **kwargs):
         say("READY")
         slow(1.5)
         return _load(*args, **kwargs)
-    model_dir.load_model = slow_load
+    model_folder.load_model = slow_load
 class Document:
     """A core DocumentStream whose steps come slowly or fail after the second one."""
 

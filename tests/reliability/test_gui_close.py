@@ -55,7 +55,7 @@ pytest.importorskip("PySide6")
 
 from nmt_desktop.core.training.checkpoint import find_checkpoint, read_state  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import load_model  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
@@ -82,12 +82,12 @@ def _recording_init(self, *args, **kwargs):
 workers.WorkerThread.__init__ = _recording_init
 
 if spec.get("slow_load_s"):  # a model that takes a while to load, so a close surely lands in it
-    from nmt_desktop.core.formats import model_dir
-    _load = model_dir.load_model
+    from nmt_desktop.core.formats import model_folder
+    _load = model_folder.load_model
     def _slow_load(*args, **kwargs):
         time.sleep(spec["slow_load_s"])
         return _load(*args, **kwargs)
-    model_dir.load_model = _slow_load
+    model_folder.load_model = _slow_load
 
 if spec.get("stop_timeout_ms"):  # the threads' stop timeout (30 s in the app), shortened
     _stop = workers.WorkerThread.stop

@@ -5,7 +5,7 @@ Concern: a model folder or .zip downloaded from anywhere is opened by `load_mode
 with one `ModelFolderError` whose message is a single line, and must never unpickle, extract, or
 allocate what a header merely claims.
 
-Cases tried (tests/core/test_model_dir.py has the basic one-per-kind checks; this adds breadth):
+Cases tried (tests/core/test_model_folder.py has the basic one-per-kind checks; this adds breadth):
   * pickle payloads (protocols 0-5, torch.save zip and legacy formats) planted as every file we
     read: model.safetensors, a shard, the shard index, config.json, card.json, tokenizer.json,
     source/target.tokenizer.json, in a folder and inside a zip (archive root and top-level folder);
@@ -44,24 +44,15 @@ from pathlib import Path
 import pytest
 
 from limits import time_limit
+from model_bytes import Payload, folder_members, raw_safetensors, write_zip
 import torch
 
-from nmt_desktop.core.formats.folder_files import ModelFolderError
-from nmt_desktop.core.formats.model_dir import load_model, read_config
+from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
+from nmt_desktop.core.formats.model_folder import load_model, read_config
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = 5.0  # seconds any hostile load may take
 BOMB_BYTES = 256 << 20
-
-
-class Payload:
-    """Unpickling this creates `marker` (the file is the proof that code ran)."""
-
-    def __init__(self, marker: Path):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
 
 
 def snapshot(root: Path) -> list[tuple[str, int]]:
@@ -89,23 +80,6 @@ def pickle_payloads(marker: Path) -> dict[str, bytes]:
                    _use_new_zipfile_serialization=not legacy)
         out["torch-save-legacy" if legacy else "torch-save-zip"] = buf.getvalue()
     return out
-
-
-def folder_members(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def write_zip(path: Path, members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> Path:
-    with zipfile.ZipFile(path, "w", compression=compression) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return path
-
-
-def raw_safetensors(header: dict | bytes, data: bytes = b"", length: int | None = None) -> bytes:
-    text = header if isinstance(header, bytes) else json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text) if length is None else length) + text + data
 
 
 @pytest.fixture
@@ -175,7 +149,7 @@ def test_pickle_inside_a_zip(tmp_path, small_model_dir, marker, target, layout):
 
 
 def test_pickle_as_shard_and_as_shard_index(tmp_path, small_pair, marker):
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     folder = save_model(tmp_path / "sharded", *small_pair, max_shard_bytes=60_000)
     shards = sorted(folder.glob("model-*.safetensors"))
@@ -301,8 +275,8 @@ def test_zip_inside_zip_and_small_ratio_bombs(tmp_path, small_model_dir):
 MEMORY_CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from nmt_desktop.core.formats.folder_files import ModelFolderError
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
+from nmt_desktop.core.formats.model_folder import load_model
 results = []
 paths = [Path(p) for p in sys.argv[1:]]
 load_model(paths[0])  # warm up: the memory a normal load needs is not counted

@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from nmt_desktop.core.training.checkpoint import find_checkpoint, is_complete, read_state
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from tiny_models import synthetic_pairs, write_tsv
 
 REPO = Path(__file__).resolve().parents[2]

@@ -38,7 +38,8 @@ from hypothesis import strategies as st
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import InputTooLongError
-from nmt_desktop.core.decoding.translator import Translation, Translator
+from nmt_desktop.core.decoding.translator import Translator
+from nmt_desktop.core.decoding.results import Translation
 from tiny_models import SOURCE_WORDS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -46,7 +46,8 @@ from nmt_desktop.core.analysis.masking import prediction_difference
 from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, piece_bytes, real_words
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 Reading = Literal["masking", "shift", "predict"]
 Decision = Literal["argmax", "mutual", "threshold"]
@@ -306,13 +307,6 @@ def _texts(pieces: Sequence[str], groups: Sequence[Sequence[int]], given: Sequen
     if given is not None:
         return [w.lower() for w in given]
     return ["".join(pieces[i] for i in g).replace(WORD_START, "").strip().lower() for g in groups]
-
-
-def word_attention(translation: "Translation", method: AlignMethod = BEST_METHOD,
-                   source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
-                   continuing_prefix: str | None = None, translator: "Translator | None" = None) -> np.ndarray:
-    """`word_evidence` (kept for callers that read attention; the masking reading needs `translator`)."""
-    return word_evidence(translation, method, source_words, target_words, continuing_prefix, translator)
 
 
 def decide(matrix: np.ndarray, method: AlignMethod) -> Links:

@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 __all__ = ["prediction_difference"]
 

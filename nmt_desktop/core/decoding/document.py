@@ -1,7 +1,7 @@
 """Document translation: the one policy that cuts a text into the units the model translates.
 
 The CLI (`Translator.translate_batch` over input lines) and the GUI (`Translator.stream_document` over
-the editor's text) both follow it, so a text translates the same way in both:
+the editor's text) both cut with `Translator.units`, which follows it, so a text translates the same way in both:
 
 - each line (paragraph) is translated on its own, so the output keeps the text's line structure;
 - each sentence of a line (`split_sentences`) is a unit, and the line's translation is theirs joined
@@ -17,16 +17,7 @@ the editor's text) both follow it, so a text translates the same way in both:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
-
-if TYPE_CHECKING:
-    import torch
-
-    from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.decoding.translator import Step, Translation, TranslationStream, Translator
-    from nmt_desktop.core.model.transformer import HeadOverride
-
+from typing import Callable, Sequence
 
 class InputTooLongError(ValueError):
     """A sentence has more tokens than the model's max_positions and cannot be split further."""
@@ -115,70 +106,6 @@ def line_units(line: str, source_ids: Callable[[str], list[int]], limit: int,
     for part, part_ids in units:
         check_length(part_ids, part, limit)
     return units
-
-
-@dataclass
-class Unit:
-    """One piece of a document the model translates in one go: a line, or a sentence of a long line."""
-
-    line: int  # index of the document line it belongs to
-    text: str
-    source_ids: list[int]
-    source_tokens: list[str]  # readable source pieces, as `Translation.source_tokens`
-
-
-class DocumentStream:
-    """A whole text decoded unit by unit: iterate for `(unit index, Step)` pairs as tokens are chosen.
-
-    `units` is known (and every unit checked against the model's length) before decoding starts;
-    `results` holds each unit's `Translation` once it is finished, `translations()` the text's lines
-    as `translate_batch` gives them. Steps are the core's own plain data, fresh for every step:
-    they may be handed to another thread as they are. `close()` (or leaving the loop) stops.
-    """
-
-    def __init__(self, translator: Translator, text: str, cfg: DecodeConfig,
-                 head_mask: torch.Tensor | None = None, prefix: Sequence[int] | None = None,
-                 prefix_text: str | None = None, head_override: HeadOverride | None = None):
-        self.translator, self.cfg = translator, cfg
-        self.hooks = dict(head_mask=head_mask, prefix=prefix, prefix_text=prefix_text, head_override=head_override)
-        self.lines = document_lines(text)
-        limit = translator.config.max_positions
-        self.units = [Unit(n, part, ids, translator.source_pieces(ids)) for n, line in enumerate(self.lines)
-                      for part, ids in line_units(line, translator.source_ids, limit)]
-        self.results: list[Translation | None] = [None] * len(self.units)
-        self._stream: TranslationStream | None = None
-        self._closed = False
-
-    def close(self) -> None:
-        self._closed = True
-        if self._stream is not None:
-            self._stream.close()
-
-    def __iter__(self) -> Iterator[tuple[int, Step]]:
-        for i, unit in enumerate(self.units):
-            if self._closed:
-                return
-            self._stream = self.translator.stream(unit.text, self.cfg, **self.hooks)
-            for step in self._stream:
-                if self._closed:
-                    return
-                yield i, step
-            if self._closed or self._stream.result is None:
-                return
-            self.results[i] = self._stream.result
-
-    @property
-    def finished(self) -> bool:
-        return all(r is not None for r in self.results)
-
-    def translations(self) -> list[Translation]:
-        """One Translation per line (a split line's sentences joined), once every unit is finished."""
-        if not self.finished:
-            raise RuntimeError("the document is not translated yet")
-        parts: list[list[Translation]] = [[] for _ in self.lines]
-        for unit, result in zip(self.units, self.results):
-            parts[unit.line].append(result)  # type: ignore[arg-type]  (finished: no None left)
-        return [self.translator._join(line, p) for line, p in zip(self.lines, parts)]
 
 
 def _shorten(text: str, width: int = 40) -> str:

@@ -6,8 +6,8 @@ alternatives at that position and every layer's and head's attention, exactly as
 reports the token it chose. It runs on any `StepBackend` (backend.py), one position at a time on
 the K/V cache, over a batch of sources with targets of different lengths: a row leaves the batch
 once its final </s> is scored. So a forced step and a greedy step that see the same prefix give
-the same log-probabilities (tests/core/test_forcing.py), and `collect_greedy` assembles the steps
-into `Hyp`s like any search's.
+the same log-probabilities (tests/core/test_forcing.py), and `pipeline.Search` collects the steps
+into `Hypothesis`es like any search's.
 
 No token is masked except <pad> (never a real target token): a given translation may end before
 `DecodeConfig.min_length`, and its </s> is scored as the model sees it.
@@ -20,9 +20,10 @@ from typing import Iterator, Sequence
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.backend import StepBackend
-from nmt_desktop.core.decoding.backend_choice import choose_backend
-from nmt_desktop.core.decoding.search import BatchStep, _attn, _prepare, keep_rows
+from nmt_desktop.core.decoding.backends.step_backend import StepBackend
+from nmt_desktop.core.decoding.backends.choice import choose_backend
+from nmt_desktop.core.decoding.results import Step
+from nmt_desktop.core.decoding.search import _attn, _prepare, keep_rows, step_list
 from nmt_desktop.core.decoding.selection import chosen_and_alternatives, log_probs
 from nmt_desktop.core.model.transformer import Transformer
 
@@ -41,10 +42,10 @@ def check_target(model: Transformer, target: Sequence[int]) -> list[int]:
 
 
 def forced_steps(model: Transformer, src: torch.Tensor, targets: Sequence[Sequence[int]], cfg: DecodeConfig,
-                 backend: StepBackend | None = None) -> Iterator[BatchStep]:
+                 backend: StepBackend | None = None) -> Iterator[list[Step]]:
     """Teacher-forced decoding of sources (B, S) with one target per row (ids without </s>).
 
-    Yields one `BatchStep` per target position for the rows still being scored; returns (as the
+    Yields each target position's `Step`s for the rows still being scored; returns (as the
     generator's value) the encoder self-attention when cfg.self_attention, as the searches do.
     """
     if len(targets) != src.shape[0]:
@@ -64,9 +65,9 @@ def forced_steps(model: Transformer, src: torch.Tensor, targets: Sequence[Sequen
             given = torch.tensor([rows[r][index] for r in alive], dtype=torch.long, device=logprobs.device)  # (R,)
             k = max(1, min(cfg.alternatives, logprobs.shape[-1]))
             tokens, chosen, alt_ids, alt_lp = chosen_and_alternatives(logprobs, given, k, greedy=False)
-            step = BatchStep(index, list(alive), tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
-                             _attn(out.cross_attention), _attn(out.self_attention))
-        yield step
+            steps = step_list(index, alive, tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
+                              _attn(out.cross_attention), _attn(out.self_attention), eos)
+        yield steps
         keep = [i for i, row in enumerate(alive) if index + 1 < len(rows[row])]
         if not keep:
             break

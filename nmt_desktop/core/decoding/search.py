@@ -1,10 +1,11 @@
 """Decoding as functions over a model: greedy, sampling and beam search.
 
-Each search is a generator over a batch of sources that yields one `BatchStep` per target
-position, carrying every layer's and head's cross-attention for the token just chosen. Beam search
-keeps back-pointers so each finished hypothesis gets its own attention history, traced through
-the beam. `Translator` (translator.py) turns these into user-facing `Step` and `Translation`
-objects. Work runs under `torch.inference_mode()` only between yields, so a consumer that stops
+Each search is a generator over a batch of sources that yields, per target position, the list of
+`Step`s (results.py) of the rows that chose a token, each carrying every layer's and head's
+cross-attention for it. Beam search keeps back-pointers so each finished hypothesis gets its own
+attention history, traced through the beam. The searches know ids only: pieces and text are named
+later (naming.py), and `pipeline.Search` is the one place that picks a search and collects its
+`Hypothesis`es. Work runs under `torch.inference_mode()` only between yields, so a consumer that stops
 early leaks no state.
 
 Forced prefix: every search takes an optional `prefix` (target token ids, no </s>): the first
@@ -15,58 +16,40 @@ DecodeConfig is a reusable set of options. The max length is raised to leave at 
 
 The searches encode their sources and then talk only to a `StepBackend` (backend.py): it steps the
 decoder, picks tokens and reorders rows, wherever that runs. Interventions (head masks, mean
-ablation) are options of the reference backend (reference_backend.py), not of the searches.
+ablation) are options of the reference backend (backends/reference.py), not of the searches.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, Sequence
+from typing import Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.backend import DecoderState, StepBackend
-from nmt_desktop.core.decoding.backend_choice import choose_backend
+from nmt_desktop.core.decoding.backends.step_backend import DecoderState, StepBackend
+from nmt_desktop.core.decoding.backends.choice import choose_backend
+from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step
 from nmt_desktop.core.decoding.selection import beam_candidates, chosen_and_alternatives, log_probs
 from nmt_desktop.core.model.transformer import Transformer
 
 
-@dataclass
-class BatchStep:
-    """What the search chose at one target position, for each live row it reports on.
-
-    rows: the batch indices (sentences) that produced a token at this step.
-    For beam search the row's token is that of its current best live hypothesis and
-    `prefixes[i]` holds that whole hypothesis (the best beam can change between steps).
-    """
-
-    index: int
-    rows: list[int]
-    token_ids: list[int]
-    logprobs: list[float]
-    alt_ids: np.ndarray  # (R, k) int64
-    alt_logprobs: np.ndarray  # (R, k) float32
-    cross_attention: np.ndarray | None  # (R, L, H, S) float32
-    self_attention: np.ndarray | None  # (R, L, H, index + 1) float32
-    prefixes: list[list[int]] | None = None
+def step_list(index: int, rows: Sequence[int], token_ids: list[int], logprobs: list[float], alt_ids: np.ndarray,
+              alt_logprobs: np.ndarray, cross: np.ndarray | None, self_attn: np.ndarray | None, eos_id: int,
+              prefixes: list[list[int]] | None = None) -> list[Step]:
+    """One position's `Step`s, one per reporting row (alt_ids / alt_logprobs (R, k), cross (R, L, H, S),
+    self_attn (R, L, H, index + 1)); each Step's arrays are views of the position's own fresh arrays."""
+    return [Step(index, token, "", logprobs[j], alternatives(alt_ids[j], alt_logprobs[j]),
+                 None if cross is None else cross[j], None if self_attn is None else self_attn[j],
+                 None if prefixes is None else prefixes[j], token == eos_id, row=rows[j])
+            for j, token in enumerate(token_ids)]
 
 
-@dataclass
-class Hyp:
-    """A finished (or cut-off) hypothesis with its per-step records."""
-
-    token_ids: list[int]
-    token_logprobs: list[float]
-    score: float  # length-normalised log-probability
-    finished: bool  # ended with </s> (False: hit the max length)
-    alt_ids: np.ndarray  # (T, k)
-    alt_logprobs: np.ndarray  # (T, k)
-    cross_attention: np.ndarray | None  # (L, H, T, S)
-    self_attention: np.ndarray | None  # (L, H, T, T) lower-triangular, zero-padded
-    beam_tree: list[dict] | None = None
+def alternatives(ids: np.ndarray, logprobs: np.ndarray) -> list[Alternative]:
+    """A position's top-k (k,) as `Alternative`s, a masked token's (-inf) dropped; pieces are named later."""
+    return [Alternative(int(i), "", float(np.exp(lp))) for i, lp in zip(ids, logprobs) if np.isfinite(lp)]
 
 
 def length_normalise(logprob: float, length: int, alpha: float) -> float:
@@ -140,7 +123,7 @@ def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]
 
 
 def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix: Sequence[int] | None = None,
-                     backend: StepBackend | None = None) -> Iterator[BatchStep]:
+                     backend: StepBackend | None = None) -> Iterator[list[Step]]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
@@ -173,12 +156,12 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix:
                 tokens = _sample(logprobs, cfg, generator) if forced is None else \
                     torch.full((logprobs.shape[0],), forced, dtype=torch.long, device=logprobs.device)  # (R,)
                 tokens, chosen, alt_ids, alt_lp = chosen_and_alternatives(logprobs, tokens, k, greedy=False)
-            step = BatchStep(index, list(alive), tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
-                             _attn(out.cross_attention), _attn(out.self_attention))
-        yield step
+            steps = step_list(index, alive, tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
+                              _attn(out.cross_attention), _attn(out.self_attention), eos)
+        yield steps
         # Rows go on unless they chose </s> or reached their own max length (cut off).
-        keep = [i for i, (t, row) in enumerate(zip(step.token_ids, alive))
-                if t != eos and index + 1 < max_lens[row]]
+        keep = [i for i, (step, row) in enumerate(zip(steps, alive))
+                if step.token_id != eos and index + 1 < max_lens[row]]
         if not keep:
             break
         tokens, alive = keep_rows(backend, state, tokens, alive, keep)
@@ -197,39 +180,33 @@ def keep_rows(backend: StepBackend, state: DecoderState, tokens: Tensor, alive: 
     return tokens.index_select(0, keep_t), [alive[i] for i in keep]
 
 
-def collect_greedy(steps: Iterator[BatchStep], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hyp]:
-    """Run a greedy/sampling search to the end and assemble one `Hyp` per row."""
-    per_row: list[list[tuple[int, float, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]] = [
-        [] for _ in range(batch)]
-    for step in steps:
-        for j, row in enumerate(step.rows):
-            per_row[row].append((
-                step.token_ids[j], step.logprobs[j], step.alt_ids[j], step.alt_logprobs[j],
-                None if step.cross_attention is None else step.cross_attention[j],
-                None if step.self_attention is None else step.self_attention[j]))
-    return [_hyp_from_records(records, cfg, eos_id) for records in per_row]
+def collect_greedy(steps: Iterable[list[Step]], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hypothesis]:
+    """Run a greedy-like search (greedy, sampling, teacher forcing) to the end: one `Hypothesis` per row."""
+    per_row: list[list[Step]] = [[] for _ in range(batch)]
+    for position in steps:
+        for step in position:
+            per_row[step.row].append(step)
+    return [hypothesis_of(row, cfg, eos_id) for row in per_row]
 
 
-def _hyp_from_records(records: list, cfg: DecodeConfig, eos_id: int, score: float | None = None) -> Hyp:
-    ids = [r[0] for r in records]
-    lps = [r[1] for r in records]
+def hypothesis_of(steps: list[Step], cfg: DecodeConfig, eos_id: int, score: float | None = None) -> Hypothesis:
+    """A row's steps, oldest first, as one `Hypothesis` (attention still as wide as the search's batch)."""
+    ids = [s.token_id for s in steps]
+    lps = [s.logprob for s in steps]
     finished = bool(ids) and ids[-1] == eos_id
     if score is None:
         score = length_normalise(sum(lps), len(ids), cfg.length_penalty)
-    k = max(1, cfg.alternatives)
-    alt_ids = np.stack([r[2] for r in records]) if records else np.zeros((0, k), np.int64)
-    alt_lp = np.stack([r[3] for r in records]) if records else np.zeros((0, k), np.float32)
     cross = None
-    if records and records[0][4] is not None:
-        cross = np.stack([r[4] for r in records], axis=2)  # (L, H, T, S)
+    if steps and steps[0].cross_attention is not None:
+        cross = np.stack([s.cross_attention for s in steps], axis=2)  # (L, H, T, S)
     self_attn = None
-    if records and records[0][5] is not None:
-        T = len(records)
-        L, H = records[0][5].shape[:2]
+    if steps and steps[0].self_attention is not None:
+        T = len(steps)
+        L, H = steps[0].self_attention.shape[:2]
         self_attn = np.zeros((L, H, T, T), np.float32)
-        for t, r in enumerate(records):
-            self_attn[:, :, t, : t + 1] = r[5]
-    return Hyp(ids, lps, score, finished, alt_ids, alt_lp, cross, self_attn)
+        for t, s in enumerate(steps):
+            self_attn[:, :, t, : t + 1] = s.self_attention
+    return Hypothesis(ids, lps, score, [s.alternatives for s in steps], cross, self_attn, finished)
 
 
 @dataclass
@@ -285,7 +262,7 @@ class BeamState:
 
     records: list[_BeamRecord] = field(default_factory=list)
     finished: list[list[_Finished]] = field(default_factory=list)
-    results: list[list[Hyp]] = field(default_factory=list)
+    results: list[list[Hypothesis]] = field(default_factory=list)
     encoder_attention: np.ndarray | None = None
     tree: list[BeamNode] = field(default_factory=list)
     row_nodes: list[list[int | None]] = field(default_factory=list)  # per step: node id of each B*K row
@@ -318,12 +295,12 @@ class BeamState:
 
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
-                prefix: Sequence[int] | None = None, backend: StepBackend | None = None) -> Iterator[BatchStep]:
+                prefix: Sequence[int] | None = None, backend: StepBackend | None = None) -> Iterator[list[Step]]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
-    so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hyp`s
+    so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hypothesis`es
     and `state.tree` every expansion. `prefix`: forced target ids (one live beam while forced).
     `backend`: as in `greedy_or_sample`.
     """
@@ -415,7 +392,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             None if cross is None else cross[parents_np],
             None if self_attn is None else self_attn[parents_np], cross))
         row_tokens = [row_tokens[p] + [t] for p, t in zip(new_parents, new_tokens)]  # each row's hypothesis
-        yield _best_live_step(state, index, B, K, new_scores, row_tokens)
+        yield _best_live_steps(state, index, B, K, new_scores, row_tokens, eos)
         if all(done):
             break
         with torch.inference_mode():
@@ -428,32 +405,33 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     state.results = [_beam_hyps(state, b, cfg, eos) for b in range(B)]
 
 
-def _trace(state: BeamState, step: int, row: int) -> list[tuple]:
-    """Follow back-pointers from (step, row) to the start; returns per-step records, oldest first."""
+def _trace(state: BeamState, step: int, row: int) -> list[Step]:
+    """Follow back-pointers from (step, row) to the start; returns the hypothesis' steps, oldest first."""
     out = []
     while step >= 0:
         rec = state.records[step]
-        out.append((rec.tokens[row], rec.logprobs[row], rec.alt_ids[row], rec.alt_logprobs[row],
-                    None if rec.cross is None else rec.cross[row],
-                    None if rec.self_attn is None else rec.self_attn[row]))
+        out.append(Step(step, rec.tokens[row], "", rec.logprobs[row], alternatives(rec.alt_ids[row], rec.alt_logprobs[row]),
+                        None if rec.cross is None else rec.cross[row],
+                        None if rec.self_attn is None else rec.self_attn[row]))
         row = rec.parents[row]
         step -= 1
     return out[::-1]
 
 
-def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hyp]:
+def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hypothesis]:
     ranked = sorted(state.finished[b], key=lambda f: f.score, reverse=True)[: cfg.nbest]
     hyps = []
     for f in ranked:
-        records = _trace(state, f.step, f.row)
+        steps = _trace(state, f.step, f.row)
         if f.eos_logprob is not None:
-            records.append((eos, f.eos_logprob, f.eos_alts[0], f.eos_alts[1], f.eos_cross, f.eos_self))
-        hyps.append(_hyp_from_records(records, cfg, eos, score=f.score))
+            steps.append(Step(f.step + 1, eos, "", f.eos_logprob, alternatives(*f.eos_alts), f.eos_cross, f.eos_self,
+                              is_eos=True))
+        hyps.append(hypothesis_of(steps, cfg, eos, score=f.score))
     return hyps
 
 
-def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[float],
-                    row_tokens: list[list[int]]) -> BatchStep:
+def _best_live_steps(state: BeamState, index: int, B: int, K: int, scores: list[float],
+                     row_tokens: list[list[int]], eos: int) -> list[Step]:
     """Report, for each sentence still searching, its best live hypothesis after this step."""
     rec = state.records[index]
     rows, picks = [], []
@@ -465,16 +443,8 @@ def _best_live_step(state: BeamState, index: int, B: int, K: int, scores: list[f
         picks.append(row)
     prefixes = [list(row_tokens[row]) for row in picks]
     pick = np.asarray(picks, dtype=np.int64)
-    return BatchStep(
-        index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
-        rec.alt_ids[pick] if picks else rec.alt_ids[:0], rec.alt_logprobs[pick] if picks else rec.alt_logprobs[:0],
-        None if rec.cross is None else rec.cross[pick],
-        None if rec.self_attn is None else rec.self_attn[pick],
-        prefixes)
-
-
-def capture_return(gen: Iterator, holder: list) -> Iterator:
-    """Yield from `gen` and append its return value (a search's encoder attention) to `holder`."""
-    value = yield from gen
-    if value is not None:
-        holder.append(value)
+    return step_list(index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
+                     rec.alt_ids[pick] if picks else rec.alt_ids[:0],
+                     rec.alt_logprobs[pick] if picks else rec.alt_logprobs[:0],
+                     None if rec.cross is None else rec.cross[pick],
+                     None if rec.self_attn is None else rec.self_attn[pick], eos, prefixes)

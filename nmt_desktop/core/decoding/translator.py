@@ -18,23 +18,26 @@ fixed means (see analysis.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import numpy as np
 import torch
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.document import DocumentStream, check_length, line_units
+from nmt_desktop.core.decoding.backends.step_backend import StepBackend
+from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose_backend
+from nmt_desktop.core.decoding.document import check_length, document_lines, line_units
+from nmt_desktop.core.decoding.naming import name_step, translation_of
+from nmt_desktop.core.decoding.pipeline import Search, length_sorted
+from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step, Translation, Unit
+from nmt_desktop.core.decoding.search import BeamState
+from nmt_desktop.core.decoding.scoring import target_ids
 from nmt_desktop.core.formats.marian import is_language_token, split_language_code
-from nmt_desktop.core.decoding.search import (BatchStep, BeamState, Hyp, beam_search, capture_return as _capture_return,
-                                              collect_greedy, greedy_or_sample)
-from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import HeadOverride, Transformer
-from nmt_desktop.core.decoding.backend import StepBackend
-from nmt_desktop.core.decoding.backend_choice import backend_for_search, choose_backend
-from nmt_desktop.core.decoding.scoring import score_batch
+from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
+
+__all__ = ["Alternative", "Hypothesis", "Step", "TargetLanguageError", "Translation", "TranslationStream",
+           "Translator", "Unit", "language_code", "language_tokens", "list_codes"]
 
 
 class TargetLanguageError(ValueError):
@@ -58,121 +61,6 @@ def list_codes(tokens: Sequence[str], limit: int = 8) -> str:
     return ", ".join(codes) if len(codes) <= limit else f"{', '.join(codes[:limit])}, ... ({len(codes)} in all)"
 
 
-@dataclass
-class Alternative:
-    token_id: int
-    piece: str
-    prob: float
-
-
-@dataclass
-class Step:
-    """One generated target token, as soon as it is chosen."""
-
-    index: int  # 0-based target position
-    token_id: int
-    piece: str  # readable display text of the token
-    logprob: float
-    alternatives: list[Alternative]  # the step's top-k tokens, most probable first
-    cross_attention: np.ndarray | None  # (layers, heads, source_len) float32
-    self_attention: np.ndarray | None = None  # (layers, heads, index + 1) float32, on request
-    prefix_ids: list[int] | None = None  # beam search: the current best hypothesis, ending in this token
-    is_eos: bool = False
-    forced: bool = False  # a token of the forced prefix (fed, not chosen)
-
-
-@dataclass
-class Hypothesis:
-    text: str
-    token_ids: list[int]
-    tokens: list[str]  # readable pieces, "</s>" included when the hypothesis ended normally
-    score: float  # length-normalised log-probability
-    token_logprobs: list[float]
-    alternatives: list[list[Alternative]]  # per target position
-    attention: np.ndarray | None  # (layers, heads, target_len, source_len)
-    self_attention: np.ndarray | None = None  # (layers, heads, target_len, target_len)
-    finished: bool = True  # False when cut off at the maximum length
-    forced: bool = False  # a given translation scored by teacher forcing (scoring.py), not the model's choice
-
-    @property
-    def logprob(self) -> float:
-        """The sentence log-probability: the sum of the token log-probabilities (</s> included)."""
-        return float(sum(self.token_logprobs))
-
-    @property
-    def perplexity(self) -> float:
-        """exp(-logprob / tokens): 1 when every token was certain."""
-        n = len(self.token_logprobs)
-        return float(np.exp(-self.logprob / n)) if n else float("nan")
-
-    def steps(self, eos_id: int | None = None) -> list[Step]:
-        """This hypothesis as the `Step`s of a stream (for beam search: the final hypothesis, where the
-        streamed steps followed the best one of each moment). eos_id: else "</s>" marks the end."""
-        out = []
-        for t, (token_id, piece) in enumerate(zip(self.token_ids, self.tokens)):
-            cross = None if self.attention is None or t >= self.attention.shape[2] else self.attention[:, :, t]
-            out.append(Step(t, int(token_id), piece, self.token_logprobs[t] if t < len(self.token_logprobs) else 0.0,
-                            self.alternatives[t] if t < len(self.alternatives) else [], cross,
-                            is_eos=int(token_id) == eos_id if eos_id is not None else piece == "</s>"))
-        return out
-
-    def to_json(self, attention: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"translation": self.text, "score": round(self.score, 6), "tokens": self.tokens,
-                               "token_logprobs": [round(float(x), 6) for x in self.token_logprobs]}
-        if attention:
-            out["attention"] = None if self.attention is None else np.round(self.attention.astype(np.float64), 5).tolist()
-        return out
-
-
-@dataclass
-class Translation:
-    source: str
-    source_ids: list[int]
-    source_tokens: list[str]
-    nbest: list[Hypothesis]  # best first
-    encoder_attention: np.ndarray | None = None  # (layers, heads, source_len, source_len)
-    segments: list["Translation"] = field(default_factory=list)  # set when a long input was split
-
-    @property
-    def best(self) -> Hypothesis:
-        return self.nbest[0]
-
-    @property
-    def text(self) -> str:
-        return self.best.text
-
-    @property
-    def target_tokens(self) -> list[str]:
-        return self.best.tokens
-
-    @property
-    def target_ids(self) -> list[int]:
-        return self.best.token_ids
-
-    @property
-    def score(self) -> float:
-        return self.best.score
-
-    @property
-    def attention(self) -> np.ndarray | None:
-        return self.best.attention
-
-    def to_json(self, attention: bool = True) -> dict[str, Any]:
-        """The CLI's `--json` object. Each array appears once: the top level holds the best hypothesis'
-        scalar and token shortcuts, its attention ([layers][heads][target][source]) is only in `nbest[0]`."""
-        out: dict[str, Any] = {
-            "source": self.source,
-            "translation": self.text,
-            "source_tokens": self.source_tokens,
-            "target_tokens": self.target_tokens,
-            "score": round(self.score, 6),
-            "nbest": [h.to_json(attention) for h in self.nbest],
-        }
-        if self.segments:
-            out["segments"] = [s.to_json(attention) for s in self.segments]
-        return out
-
-
 class Translator:
     """A model and its tokenizers, ready to decode."""
 
@@ -180,7 +68,7 @@ class Translator:
                  target_language: str | None = None, backend: str | None = "auto"):
         """int8: decode with an int8 copy of the model's linear layers (CPU only; see core/decoding/int8.py).
         target_language: as the `target_language` property (multilingual models only).
-        backend: where decoding runs, "auto", "reference", "python" or "compiled" (backend_choice.py)."""
+        backend: where decoding runs, "auto", "reference", "python" or "compiled" (backends/choice.py)."""
         if int8:
             from nmt_desktop.core.decoding.int8 import quantize_int8
 
@@ -198,18 +86,23 @@ class Translator:
         self._target_language: str | None = None
         self.target_language = target_language
         self.card: dict[str, Any] = {}  # the model folder's card.json (load() sets it): e.g. its alignment reading
+        self.path: Path | None = None  # the model folder or zip it was loaded from (load() sets it)
 
     @classmethod
-    def load(cls, path: str | Path, device: str = "cpu", int8: bool = False,
+    def load(cls, model: str | Path, device: str = "cpu", int8: bool = False,
              target_language: str | None = None, backend: str | None = "auto") -> "Translator":
-        """Load a model folder or zip (see model_dir) and wrap it; int8, target_language, backend as in
-        `__init__`."""
-        from nmt_desktop.core.formats.model_dir import load_model
+        """The one way to load a model, for the CLI, the GUI and the second model of an analysis: `model` is a
+        model folder or zip (model_folder.py), an installed or bundled model's name, or a training run's folder
+        (its best model; locations.resolve_model_path). int8, target_language, backend as in `__init__`.
+        Raises ModelNotFoundError / ModelFolderError, one sentence each."""
+        from nmt_desktop.core.formats.model_folder import load_model
+        from nmt_desktop.core.locations import resolve_model_path
 
-        loaded = load_model(path, device=device)
+        loaded = load_model(resolve_model_path(str(model)), device=device)
         translator = cls(loaded.model, loaded.tokenizers, loaded.name, int8=int8, target_language=target_language,
                          backend=backend)
         translator.card = dict(loaded.card)
+        translator.path = Path(loaded.path)
         return translator
 
     # --- target language (multilingual models) ----------------------------------------------
@@ -274,23 +167,39 @@ class Translator:
         """Target-side ids of a text to force as the start of the translation (no </s>)."""
         return self.tokenizers.target.encode(prefix_text)
 
-    def _prefix(self, prefix: Sequence[int] | None, prefix_text: str | None) -> list[int] | None:
+    def forced_prefix(self, prefix: Sequence[int] | None, prefix_text: str | None) -> list[int] | None:
+        """A forced start of the translation, given as target ids or as text (not both)."""
         if prefix is not None and prefix_text is not None:
             raise ValueError("give a forced prefix as ids or as text, not both")
         if prefix_text is not None:
             return self.target_prefix_ids(prefix_text)
         return None if prefix is None else list(prefix)
 
-    def _check_length(self, ids: list[int], text: str) -> None:
-        check_length(ids, text, self.config.max_positions)
+    def units(self, lines: Sequence[str], whole: bool = False) -> list[Unit]:
+        """The units the model translates for these lines (document.py's policy), each tokenized once;
+        `Unit.line` is the index in `lines`. InputTooLongError before anything is decoded."""
+        limit = self.config.max_positions
+        return [Unit(n, part, ids, self.source_pieces(ids)) for n, line in enumerate(lines)
+                for part, ids in line_units(line, self.source_ids, limit, whole)]
 
-    def _batch(self, ids_list: Sequence[list[int]]) -> torch.Tensor:
-        """Right-pad token id lists into (B, S)."""
+    def unit(self, text: str) -> Unit:
+        """`text` as one unit, whatever its sentences (InputTooLongError when it does not fit the model)."""
+        ids = self.source_ids(text)
+        check_length(ids, text, self.config.max_positions)
+        return Unit(0, text, ids, self.source_pieces(ids))
+
+    def batch_ids(self, ids_list: Sequence[Sequence[int]]) -> torch.Tensor:
+        """Right-pad token id lists into (B, S) on the model's device."""
         width = max(len(ids) for ids in ids_list)
         batch = torch.full((len(ids_list), width), self.config.pad_id, dtype=torch.long)
         for i, ids in enumerate(ids_list):
-            batch[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            batch[i, : len(ids)] = torch.tensor(list(ids), dtype=torch.long)
         return batch.to(self.device)
+
+    def search_backend(self, head_mask: torch.Tensor | None = None,
+                       head_override: HeadOverride | None = None) -> StepBackend:
+        """The translator's backend, or the reference one with these interventions (the only one that has them)."""
+        return backend_for_search(self.model, self.backend, head_mask, head_override)
 
     # --- scoring a given translation (scoring.py) ---------------------------------------------
 
@@ -301,8 +210,24 @@ class Translator:
 
     def score_batch(self, pairs: Sequence[tuple[str, str | Sequence[int]]], cfg: DecodeConfig | None = None,
                     batch_size: int = 16) -> list[Translation]:
-        """`score` of many (source, target) pairs in length-sorted batches; results in input order."""
-        return score_batch(self, pairs, cfg, batch_size)
+        """`score` of many (source, target) pairs in length-sorted batches; results in input order.
+
+        cfg: `alternatives` (top-k per position), `attention`, `self_attention` and `length_penalty` (for
+        `score`, as in a search) apply; the search options do not.
+        """
+        cfg = cfg or DecodeConfig()
+        units, targets = [], []
+        for source, target in pairs:  # checked pair by pair: the first bad one is the one reported
+            units.append(self.unit(source))
+            targets.append(target_ids(self.tokenizers.target, self.config, target))
+        done: list[Translation | None] = [None] * len(units)
+        for picked in length_sorted([(len(u.source_ids), len(t)) for u, t in zip(units, targets)], batch_size):
+            scored = self.translate_units([units[u] for u in picked], cfg, targets=[targets[u] for u in picked])
+            for u, translation in zip(picked, scored):
+                done[u] = translation
+        for translation in done:
+            translation.best.forced = True  # type: ignore[union-attr]  (every pair is scored above)
+        return done  # type: ignore[return-value]
 
     # --- streaming --------------------------------------------------------------------------
 
@@ -313,10 +238,14 @@ class Translator:
 
         prefix (target ids) or prefix_text (target text): forced start, reported as ordinary steps.
         """
-        cfg = cfg or DecodeConfig()
-        ids = self.source_ids(text)
-        self._check_length(ids, text)
-        return TranslationStream(self, text, ids, cfg, head_mask, self._prefix(prefix, prefix_text), head_override)
+        return self.stream_unit(self.unit(text), cfg, head_mask, prefix, prefix_text, head_override)
+
+    def stream_unit(self, unit: Unit, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
+                    prefix: Sequence[int] | None = None, prefix_text: str | None = None,
+                    head_override: HeadOverride | None = None) -> "TranslationStream":
+        """`stream` of a unit already tokenized (`units`)."""
+        return TranslationStream(self, unit, cfg or DecodeConfig(), head_mask, self.forced_prefix(prefix, prefix_text),
+                                 head_override)
 
     def translate(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
                   prefix: Sequence[int] | None = None, prefix_text: str | None = None,
@@ -342,30 +271,34 @@ class Translator:
         of a split input).
         """
         cfg = cfg or DecodeConfig()
-        forced = self._prefix(prefix, prefix_text)
-        batch_size = max(1, batch_size)
+        forced = self.forced_prefix(prefix, prefix_text)
         if head_mask is not None and head_mask.dim() == 3 and head_mask.shape[0] != len(texts):
             raise ValueError(f"a per-input head mask needs one (layers, heads) mask per input: got "
                              f"{head_mask.shape[0]} for {len(texts)} inputs")
-        units: list[tuple[int, str, list[int]]] = []  # (input index, text, source ids)
-        for i, text in enumerate(texts):
-            for part in self._segments(text, whole_lines):
-                units.append((i, part, self.source_ids(part)))
-        done: dict[int, Translation] = {}
-        order = sorted(range(len(units)), key=lambda u: len(units[u][2]))
-        for start in range(0, len(order), batch_size):
-            picked = order[start: start + batch_size]
-            chunk = [units[u] for u in picked]
+        units = self.units(texts, whole_lines)
+        done: list[Translation | None] = [None] * len(units)
+        for picked in length_sorted([len(u.source_ids) for u in units], batch_size):
             hm = head_mask
             if hm is not None and hm.dim() == 3:  # rows follow the inputs, not the length-sorted batch
-                hm = hm.index_select(0, torch.tensor([units[u][0] for u in picked], device=hm.device))
-            for u, tr in zip(picked, self._decode_batch(chunk, cfg, hm, forced, head_override)):
-                done[u] = tr
-        results: list[Translation] = []
-        for i, text in enumerate(texts):
-            parts = [done[u] for u in range(len(units)) if units[u][0] == i]
-            results.append(self._join(text, parts))
-        return results
+                hm = hm.index_select(0, torch.tensor([units[u].line for u in picked], device=hm.device))
+            for u, translation in zip(picked, self.translate_units([units[u] for u in picked], cfg, hm, forced,
+                                                                    head_override)):
+                done[u] = translation
+        parts: list[list[Translation]] = [[] for _ in texts]
+        for unit, result in zip(units, done):
+            parts[unit.line].append(result)  # type: ignore[arg-type]  (every unit is decoded above)
+        return [Translation.joined(text, p) for text, p in zip(texts, parts)]
+
+    def translate_units(self, units: Sequence[Unit], cfg: DecodeConfig, head_mask: torch.Tensor | None = None,
+                        prefix: Sequence[int] | None = None, head_override: HeadOverride | None = None,
+                        targets: Sequence[Sequence[int]] | None = None) -> list[Translation]:
+        """One batch of units through one search (teacher forcing when `targets` are given), in their order."""
+        search = Search(self.model, self.batch_ids([u.source_ids for u in units]), cfg,
+                        self.backend if targets is not None else self.search_backend(head_mask, head_override),
+                        prefix=prefix, targets=targets)
+        hyps, enc = search.run(), search.encoder_attention
+        return [translation_of(self.tokenizers.target, unit, hyps[b], None if enc is None else enc[b])
+                for b, unit in enumerate(units)]
 
     def stream_document(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
                         prefix: Sequence[int] | None = None, prefix_text: str | None = None,
@@ -374,70 +307,6 @@ class Translator:
         `(unit index, Step)`. Raises InputTooLongError before decoding anything."""
         return DocumentStream(self, text, cfg or DecodeConfig(), head_mask, prefix, prefix_text, head_override)
 
-    def _segments(self, text: str, whole: bool = False) -> list[str]:
-        """The units of one input line (document.py's policy): its sentences (`whole`: itself if it fits)."""
-        return [part for part, _ in line_units(text, self.source_ids, self.config.max_positions, whole)]
-
-    def _join(self, text: str, parts: list[Translation]) -> Translation:
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            empty = Hypothesis("", [], [], 0.0, [], [], None)
-            return Translation(text, [], [], [empty])
-        joined = Hypothesis(" ".join(p.text for p in parts), [], [], sum(p.score for p in parts), [], [], None)
-        return Translation(text, [], [], [joined], segments=parts)
-
-    def _decode_batch(self, units: list[tuple[int, str, list[int]]], cfg: DecodeConfig,
-                      head_mask: torch.Tensor | None, prefix: list[int] | None = None,
-                      head_override: HeadOverride | None = None) -> list[Translation]:
-        src = self._batch([ids for _, _, ids in units])
-        if cfg.beam_size > 1:
-            state = BeamState()
-            for _ in beam_search(self.model, src, cfg, state, prefix, self._search_backend(head_mask, head_override)):
-                pass
-            hyps_per_row, enc_attn = state.results, state.encoder_attention
-        else:
-            steps = greedy_or_sample(self.model, src, cfg, prefix, self._search_backend(head_mask, head_override))
-            enc_holder: list = []
-            hyps = collect_greedy(_capture_return(steps, enc_holder), len(units), cfg, self.config.eos_id)
-            hyps_per_row, enc_attn = [[h] for h in hyps], (enc_holder[0] if enc_holder else None)
-        out = []
-        for b, (_, text, ids) in enumerate(units):
-            enc = None if enc_attn is None else enc_attn[b, :, :, : len(ids), : len(ids)]
-            out.append(self._translation(text, ids, hyps_per_row[b], enc))
-        return out
-
-    def _translation(self, text: str, ids: list[int], hyps: list[Hyp], enc_attn: np.ndarray | None) -> Translation:
-        S = len(ids)
-        nbest = [self._hypothesis(h, S) for h in hyps]
-        return Translation(text, ids, self.source_pieces(ids), nbest, enc_attn)
-
-    def _hypothesis(self, h: Hyp, source_len: int) -> Hypothesis:
-        alts = [self._alternatives(i, lp) for i, lp in zip(h.alt_ids, h.alt_logprobs)]
-        attn = None if h.cross_attention is None else h.cross_attention[..., :source_len]
-        return Hypothesis(self.tokenizers.target.decode(h.token_ids), list(h.token_ids),
-                          self.target_pieces(h.token_ids), h.score, list(h.token_logprobs), alts,
-                          attn, h.self_attention, h.finished)
-
-    def _alternatives(self, ids: np.ndarray, logprobs: np.ndarray) -> list[Alternative]:
-        pieces = self.target_pieces([int(i) for i in ids])
-        return [Alternative(int(i), p, float(np.exp(lp))) for i, p, lp in zip(ids, pieces, logprobs)
-                if np.isfinite(lp)]
-
-    def _search_backend(self, head_mask: torch.Tensor | None, head_override: HeadOverride | None) -> StepBackend:
-        """The translator's backend, or the reference one with these interventions (the only one that has them)."""
-        return backend_for_search(self.model, self.backend, head_mask, head_override)
-
-    def step_from_batch(self, bs: BatchStep, j: int, source_len: int) -> Step:
-        """The user-facing `Step` for entry j of a search's `BatchStep`."""
-        token = bs.token_ids[j]
-        # fresh arrays the Step owns: it may cross to another thread while the search goes on
-        cross = None if bs.cross_attention is None else bs.cross_attention[j, :, :, :source_len].copy()
-        return Step(bs.index, token, self.target_pieces([token])[0], bs.logprobs[j],
-                    self._alternatives(bs.alt_ids[j], bs.alt_logprobs[j]), cross,
-                    None if bs.self_attention is None else bs.self_attention[j].copy(),
-                    None if bs.prefixes is None else bs.prefixes[j], token == self.config.eos_id)
-
 
 class TranslationStream:
     """Iterate to receive `Step`s as tokens are chosen; `.result` holds the `Translation` after.
@@ -445,47 +314,91 @@ class TranslationStream:
     Stopping early (break, or `close()`) is safe: the search's state is simply dropped.
     """
 
-    def __init__(self, translator: Translator, text: str, ids: list[int], cfg: DecodeConfig,
-                 head_mask: torch.Tensor | None, prefix: list[int] | None = None,
-                 head_override: HeadOverride | None = None):
-        self.translator, self.text, self.ids, self.cfg, self.head_mask = translator, text, ids, cfg, head_mask
+    def __init__(self, translator: Translator, unit: Unit, cfg: DecodeConfig, head_mask: torch.Tensor | None,
+                 prefix: list[int] | None = None, head_override: HeadOverride | None = None):
+        self.translator, self.unit, self.cfg, self.head_mask = translator, unit, cfg, head_mask
         self.prefix, self.head_override = prefix, head_override
         self.result: Translation | None = None
         self.beam_state: BeamState | None = None  # beam search only: the search state with its tree
         self._closed = False
 
+    @property
+    def text(self) -> str:
+        return self.unit.text
+
     def close(self) -> None:
         self._closed = True
 
     def __iter__(self) -> Iterator[Step]:
-        tr, cfg = self.translator, self.cfg
-        if not self.text.strip():  # like translate(): an empty input has an empty translation
-            self.result = tr._join(self.text, [])
+        tr, unit = self.translator, self.unit
+        if not unit.text.strip():  # like translate(): an empty input has an empty translation
+            self.result = Translation.joined(unit.text, [])
             return
-        src = tr._batch([self.ids])
-        backend = tr._search_backend(self.head_mask, self.head_override)
-        if cfg.beam_size > 1:
-            state = self.beam_state = BeamState()
-            search = beam_search(tr.model, src, cfg, state, self.prefix, backend)
-        else:
-            search = greedy_or_sample(tr.model, src, cfg, self.prefix, backend)
-        records: list[BatchStep] = []
-        enc_holder: list = []
-        for bs in _capture_return(search, enc_holder):
+        search = Search(tr.model, tr.batch_ids([unit.source_ids]), self.cfg,
+                        tr.search_backend(self.head_mask, self.head_override), prefix=self.prefix)
+        self.beam_state = search.beam_state
+        forced = len(self.prefix or ())
+        for steps in search:
             if self._closed:
                 return
-            records.append(bs)
-            if bs.rows:
-                step = tr.step_from_batch(bs, 0, len(self.ids))
-                step.forced = bs.index < len(self.prefix or ())
+            if steps:
+                step = name_step(tr.tokenizers.target, steps[0], len(unit.source_ids))
+                step.forced = step.index < forced
                 yield step
         if self._closed:
             return
-        if cfg.beam_size > 1:
-            hyps, enc = state.results[0], state.encoder_attention
-        else:
-            hyps = collect_greedy(iter(records), 1, cfg, tr.config.eos_id)
-            enc = enc_holder[0] if enc_holder else None
-        enc = None if enc is None else enc[0]
-        self.result = tr._translation(self.text, self.ids, hyps, enc)
+        assert search.hypotheses is not None
+        enc = search.encoder_attention
+        self.result = translation_of(tr.tokenizers.target, unit, search.hypotheses[0], None if enc is None else enc[0])
 
+
+class DocumentStream:
+    """A whole text decoded unit by unit: iterate for `(unit index, Step)` pairs as tokens are chosen.
+
+    `units` is known (and every unit checked against the model's length) before decoding starts;
+    `results` holds each unit's `Translation` once it is finished, `translations()` the text's lines
+    as `translate_batch` gives them. Steps are the core's own plain data, fresh for every step:
+    they may be handed to another thread as they are. `close()` (or leaving the loop) stops.
+    """
+
+    def __init__(self, translator: Translator, text: str, cfg: DecodeConfig,
+                 head_mask: torch.Tensor | None = None, prefix: Sequence[int] | None = None,
+                 prefix_text: str | None = None, head_override: HeadOverride | None = None):
+        self.translator, self.cfg = translator, cfg
+        self.hooks = dict(head_mask=head_mask, prefix=prefix, prefix_text=prefix_text, head_override=head_override)
+        self.lines = document_lines(text)
+        self.units = translator.units(self.lines)
+        self.results: list[Translation | None] = [None] * len(self.units)
+        self._stream: TranslationStream | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True
+        if self._stream is not None:
+            self._stream.close()
+
+    def __iter__(self) -> Iterator[tuple[int, Step]]:
+        for i, unit in enumerate(self.units):
+            if self._closed:
+                return
+            self._stream = self.translator.stream_unit(unit, self.cfg, **self.hooks)
+            for step in self._stream:
+                if self._closed:
+                    return
+                yield i, step
+            if self._closed or self._stream.result is None:
+                return
+            self.results[i] = self._stream.result
+
+    @property
+    def finished(self) -> bool:
+        return all(r is not None for r in self.results)
+
+    def translations(self) -> list[Translation]:
+        """One Translation per line (a split line's sentences joined), once every unit is finished."""
+        if not self.finished:
+            raise RuntimeError("the document is not translated yet")
+        parts: list[list[Translation]] = [[] for _ in self.lines]
+        for unit, result in zip(self.units, self.results):
+            parts[unit.line].append(result)  # type: ignore[arg-type]  (finished: no None left)
+        return [Translation.joined(line, p) for line, p in zip(self.lines, parts)]

@@ -15,8 +15,8 @@ from typing import Sequence
 
 import torch
 
-from nmt_desktop.core.formats.folder_files import ModelFolderError
-from nmt_desktop.core.formats.model_dir import LoadedModel, load_model
+from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
+from nmt_desktop.core.formats.model_folder import LoadedModel, load_model
 
 
 class AveragingError(ValueError):

@@ -405,7 +405,7 @@ def import_marian(hf_dir: str | os.PathLike, out: str | os.PathLike, src_lang: s
     int8: store the weight matrices as int8 with per-row scales (under half the float32 size;
     loading gives float32 back). card: entries added to (and overriding) the written model card.
     """
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     hf_dir, out = Path(hf_dir), Path(out)
     if not hf_dir.is_dir():

@@ -14,7 +14,7 @@ from typing import Callable
 
 import torch
 
-from nmt_desktop.core.formats.folder_files import (MAX_HEADER_BYTES, ModelFolderError, count_noun, is_int,
+from nmt_desktop.core.formats.model_folder_layout import (MAX_HEADER_BYTES, ModelFolderError, count_noun, is_int,
                                                    json_error_reason, short_json)
 
 # safetensors dtype -> bytes per element (sub-byte dtypes are not accepted)

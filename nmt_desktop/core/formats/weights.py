@@ -11,9 +11,9 @@ import math
 import torch
 
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.formats.folder_files import (CONFIG_FILE, INT8_SCALE_SUFFIX, WEIGHTS_FILE, WEIGHTS_INDEX,
+from nmt_desktop.core.formats.model_folder_layout import (CONFIG_FILE, INT8_SCALE_SUFFIX, WEIGHTS_FILE, WEIGHTS_INDEX,
                                                    ModelFolderError, error_reason, short_json)
-from nmt_desktop.core.formats.model_source import ModelSource, read_json
+from nmt_desktop.core.formats.model_folder_reader import ModelSource, read_json
 from nmt_desktop.core.formats.safetensors_header import SafetensorsFile, TensorInfo
 from nmt_desktop.core.model.transformer import Transformer
 

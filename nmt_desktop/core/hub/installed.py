@@ -35,7 +35,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _describe(path: Path, bundled: bool) -> InstalledModel:
-    from nmt_desktop.core.formats.model_dir import model_size_bytes
+    from nmt_desktop.core.formats.model_folder import model_size_bytes
 
     config, card = _read_json(path / "config.json"), _read_json(path / "card.json")
     src, tgt = str(config.get("src_lang", "") or ""), str(config.get("tgt_lang", "") or "")

@@ -3,7 +3,7 @@
 Decoder self-attention keys and values grow by one position per step (written into a buffer that
 doubles when full, so a step costs no copy of the past); cross-attention keys and values are
 computed once per source and only reordered. `reorder(indices)` follows beam search. Tensors only:
-how a step reads them is the decoding backend's business (core/decoding/backend.py).
+how a step reads them is the decoding backend's business (core/decoding/backends/step_backend.py).
 """
 
 from __future__ import annotations

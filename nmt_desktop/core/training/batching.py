@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 from torch.nn.utils.rnn import pad_sequence
 
-from nmt_desktop.core.training.corpus_files import CorpusError
+from nmt_desktop.core.training.corpus_formats import CorpusError
 from nmt_desktop.core.training.encoding import EncodedCorpus
 from nmt_desktop.core.training.seeding import seeded_generator
 

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from nmt_desktop.core.formats.model_dir import save_model
+from nmt_desktop.core.formats.model_folder import save_model
 from nmt_desktop.core.tokenizer import TokenizerPair
 from nmt_desktop.core.model.transformer import Transformer
 

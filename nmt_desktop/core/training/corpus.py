@@ -1,6 +1,6 @@
 """Parallel corpora: read, validated and normalised sentence pairs, and the dev split.
 
-`read_corpus(CorpusSpec(...))` reads a TSV file, two aligned text files (corpus_files.py) or a TMX
+`read_corpus(CorpusSpec(...))` reads a TSV file, two aligned text files (corpus_formats.py) or a TMX
 file (tmx.py); `reverse=True` swaps the sides (train German->English from an English<TAB>German
 file). Every segment is whitespace-normalised: runs of ASCII whitespace become one space and the ends
 are stripped (no-break and other Unicode spaces are kept). Pairs with an empty side are skipped,
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from nmt_desktop.core.training.corpus_files import (FORMATS, CorpusError, Format, Pair, aligned_pairs, check_file,
+from nmt_desktop.core.training.corpus_formats import (FORMATS, CorpusError, Format, Pair, aligned_pairs, check_file,
                                                     detect_format, normalize_space, tsv_pairs)
 from nmt_desktop.core.training.seeding import seeded_generator
 from nmt_desktop.core.training.tmx import TmxReader

@@ -17,7 +17,7 @@ from torch import Tensor
 from nmt_desktop.core.config import ModelConfig
 from nmt_desktop.core.tokenizer import TokenizerPair
 from nmt_desktop.core.training.corpus import Corpus
-from nmt_desktop.core.training.corpus_files import CorpusError, Pair
+from nmt_desktop.core.training.corpus_formats import CorpusError, Pair
 
 _ENCODE_CHUNK = 10_000  # pairs tokenised per encode_batch call
 

@@ -19,7 +19,7 @@ from nmt_desktop.core.decoding.translator import Translator
 from nmt_desktop.core.model.transformer import Transformer
 from nmt_desktop.core.tokenizer import TokenizerPair
 from nmt_desktop.core.training.batching import make_batches
-from nmt_desktop.core.training.corpus_files import Pair
+from nmt_desktop.core.training.corpus_formats import Pair
 from nmt_desktop.core.training.encoding import EncodedCorpus
 from nmt_desktop.core.training.metrics import corpus_bleu, corpus_chrf
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from nmt_desktop.core.training.corpus_files import CorpusError, Pair, normalize_space
+from nmt_desktop.core.training.corpus_formats import CorpusError, Pair, normalize_space
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _CODES = frozenset({"bpt", "ept", "ph", "it", "ut"})  # TMX inline codes: native markup, dropped

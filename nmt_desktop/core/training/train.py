@@ -31,7 +31,7 @@ from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
 from nmt_desktop.core.formats.model_card import source_words
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
 from nmt_desktop.core.tokenizer import TokenizerPair
@@ -40,7 +40,7 @@ from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoi
                                                   promote_checkpoint, save_checkpoint, snapshots,
                                                   write_model_atomically)
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
-from nmt_desktop.core.training.devices import Distributed, hardware_name
+from nmt_desktop.core.training.process_placement import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
 from nmt_desktop.core.training.schedule import learning_rate

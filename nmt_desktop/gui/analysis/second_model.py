@@ -16,13 +16,9 @@ def load_second_model(path: str) -> tuple[Translator, str]:
     """A model folder, zip or installed model's name as a Translator (card set) and the model's name; run it on
     a worker thread. Raises ModelNotFoundError / ModelFolderError (one sentence) for what cannot be loaded."""
     from nmt_desktop.core.decoding.translator import Translator
-    from nmt_desktop.core.formats.model_dir import load_model
-    from nmt_desktop.core.locations import resolve_model_path
 
-    loaded = load_model(resolve_model_path(path))  # a bare name: an installed or bundled model
-    translator = Translator(loaded.model, loaded.tokenizers, loaded.name)
-    translator.card = dict(loaded.card)
-    return translator, loaded.name
+    translator = Translator.load(path)  # a bare name: an installed or bundled model
+    return translator, translator.name
 
 
 def languages(translator: Translator) -> tuple[str, str]:

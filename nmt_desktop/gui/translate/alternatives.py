@@ -17,7 +17,7 @@ from ..formatting import format_prob
 from .output_html import probability
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Step
+    from nmt_desktop.core.decoding.results import Step
 
 HINT = "Hover or click a target token to see its alternatives."
 

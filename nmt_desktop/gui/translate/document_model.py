@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Sequence
 from nmt_desktop.core.analysis.words import join_pieces
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.analysis.heads import CoverageWarning
-    from nmt_desktop.core.decoding.document import Unit
-    from nmt_desktop.core.decoding.translator import Step, Translation
+    from nmt_desktop.core.analysis.coverage import CoverageWarning
+    from nmt_desktop.core.decoding.results import Unit
+    from nmt_desktop.core.decoding.results import Step, Translation
 
 
 @dataclass

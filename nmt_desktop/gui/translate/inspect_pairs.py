@@ -24,7 +24,8 @@ from nmt_desktop.core.decoding.document import document_lines, line_units, split
 from nmt_desktop.core.decoding.scoring import Disagreement, disagreements
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Hypothesis, Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Hypothesis, Translation
 
 # what scoring records: the top-5 alternatives of each position and every attention the views can show
 SCORE_CONFIG = DecodeConfig(alternatives=5, attention=True, self_attention=True)

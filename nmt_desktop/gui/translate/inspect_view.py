@@ -28,7 +28,7 @@ from ..theme import Theme
 from .inspect_pairs import InspectResult, TextScore
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Hypothesis
+    from nmt_desktop.core.decoding.results import Hypothesis
 
 BAND_FLOORS = (0.9, 0.5, 0.2, 0.05, 0.0)  # lower bound of each probability band, high to low
 BAND_LABELS = ("≥90%", "50–90", "20–50", "5–20", "<5%")

@@ -25,8 +25,8 @@ from .document_model import TranslationDocument
 if TYPE_CHECKING:
     from PySide6.QtCore import QObject
 
-    from nmt_desktop.core.analysis.heads import CoverageWarning
-    from nmt_desktop.core.decoding.translator import Step
+    from nmt_desktop.core.analysis.coverage import CoverageWarning
+    from nmt_desktop.core.decoding.results import Step
 
 FONT_PT, LINE_HEIGHT = 15, 1.5  # the output's font size and line spacing; the panel sizes its pane by them
 OUTPUT_LINES = 6  # lines of translation the output pane shows before it scrolls

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any, Sequence
 from PySide6.QtWidgets import QLabel, QWidget
 
 from nmt_desktop.core.analysis.attention_spread import DIFFUSE_SHARE, diffuse_share
-from nmt_desktop.core.analysis.heads import coverage_warnings
+from nmt_desktop.core.analysis.coverage import coverage_warnings
 from nmt_desktop.core.formats.model_card import trained_sentence_words
 
 from ..labels import fit_width
 from .output_html import coverage_summary
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.analysis.heads import CoverageWarning
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.analysis.coverage import CoverageWarning
+    from nmt_desktop.core.decoding.results import Translation
 
 LONG_FACTOR = 1.5  # an input unit longer than this times the training sentences' 99th percentile is "far longer"
 BETTER_MODELS = "try an OPUS-MT model from Models > Get models…"

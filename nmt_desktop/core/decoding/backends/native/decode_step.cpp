@@ -1,4 +1,4 @@
-// The decoder's single-position step (core/decoding/fused_step.py) in C++ over the same prepared tensors.
+// The decoder's single-position step (core/decoding/backends/fused_step.py) in C++ over the same prepared tensors.
 //
 // The Python fused step costs ~30 tensor operations per layer, each a few microseconds of
 // interpreter and binding overhead before the kernel runs; at batch 1 on a small model (and always
@@ -7,8 +7,8 @@
 // dispatches them) and everything between them (embedding, both attentions for the one new
 // position, residual adds, layer norms) is the hand-written loops of one_query.h over buffers
 // allocated once per step. Results equal the Python step's to float rounding (tests/core/
-// test_backends.py). Built by core/decoding/native_library.py, used by the compiled backend
-// (core/decoding/compiled_step.py); without it the Python backend runs.
+// test_backends.py). Built by core/decoding/backends/native_library.py, used by the compiled backend
+// (core/decoding/backends/compiled_step.py); without it the Python backend runs.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/native/quantized/PackedParams.h>

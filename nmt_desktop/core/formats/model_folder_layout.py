@@ -1,6 +1,6 @@
 """What a model folder holds (file names), the caps on what is read from one, and ModelFolderError.
 
-Every reader of a model folder (model_source.py, safetensors_header.py, weights.py, model_dir.py)
+Every reader of a model folder (model_folder_reader.py, safetensors_header.py, weights.py, model_folder.py)
 words its failures through `ModelFolderError`, one sentence "<file>: <problem>.", with the small
 helpers at the end of this module.
 """

@@ -6,13 +6,13 @@ into logits (and attention on request), `pick` / `beam_candidates` choose tokens
 `reorder` keeps the rows that survive. Three implementations give the same tokens
 (tests/core/test_backends.py):
 
-* `ReferenceBackend` (reference_backend.py): the model's own modules (`Transformer.decode`), the only
+* `ReferenceBackend` (backends/reference.py): the model's own modules (`Transformer.decode`), the only
   one that takes interventions (head mask, mean ablation of heads);
-* `PythonBackend` (python_backend.py): the fused single-position step in Python over weights prepared
+* `PythonBackend` (backends/python.py): the fused single-position step in Python over weights prepared
   once (fused_step.py, prepared_linear.py);
-* `CompiledBackend` (compiled_backend.py): the same step and the token choice in C++ (native/).
+* `CompiledBackend` (backends/compiled.py): the same step and the token choice in C++ (native/).
 
-The `Translator` picks one once (backend_choice.py); a new backend implements this protocol and
+The `Translator` picks one once (backends/choice.py); a new backend implements this protocol and
 gets a name there.
 """
 

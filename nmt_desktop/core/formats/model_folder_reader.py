@@ -17,7 +17,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load as _safetensors_load
 
-from nmt_desktop.core.formats.folder_files import (CONFIG_FILE, CONTENTS, MAX_JSON_BYTES, MAX_WEIGHTS_BYTES,
+from nmt_desktop.core.formats.model_folder_layout import (CONFIG_FILE, CONTENTS, MAX_JSON_BYTES, MAX_WEIGHTS_BYTES,
                                                    ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, ZIP_MAX_TOTAL, ZIP_RATIO_MIN_SIZE,
                                                    ModelFolderError, error_reason, json_error_reason)
 from nmt_desktop.core.formats.safetensors_header import SafetensorsFile, header_length, parse_header

@@ -26,12 +26,12 @@ tensor is accepted only where the config implies a 2-D weight, and only with its
 of shape (rows,) whose values are finite and non-negative; a scale tensor must belong to an I8
 weight. Tensors and their scales may lie in different shards.
 
-Everything read is treated as hostile: the files come through model_source.py (folder or zip, read
+Everything read is treated as hostile: the files come through model_folder_reader.py (folder or zip, read
 with explicit caps, zip members never extracted), safetensors headers are checked before any loader
 sees them (safetensors_header.py: a header claiming terabytes is refused without allocating, pickles
 and PyTorch zips posing as weights are refused), and the config is checked against the weights'
 headers before a real model is built from it (weights.py). Every failure raises `ModelFolderError`
-(folder_files.py), whose message is one sentence: "<file>: <problem>."
+(model_folder_layout.py), whose message is one sentence: "<file>: <problem>."
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ import torch
 from safetensors.torch import save_file as _safetensors_save_file
 
 from nmt_desktop.core.config import FORMAT_VERSION, ConfigError, ModelConfig
-from nmt_desktop.core.formats.folder_files import (CARD_FILE, CONFIG_FILE, CONTENTS, INT8_MAX, INT8_SCALE_SUFFIX,
+from nmt_desktop.core.formats.model_folder_layout import (CARD_FILE, CONFIG_FILE, CONTENTS, INT8_MAX, INT8_SCALE_SUFFIX,
                                                    MAX_POSITION_ENTRIES, MAX_TOKENIZER_BYTES, MiB, SHARD_PATTERN,
                                                    TOKENIZER_FILES, WEIGHTS_FILE, WEIGHTS_INDEX, ModelFolderError,
                                                    is_int)
-from nmt_desktop.core.formats.model_source import ModelSource, open_source, read_json
+from nmt_desktop.core.formats.model_folder_reader import ModelSource, open_source, read_json
 from nmt_desktop.core.formats.weights import read_weights
 from nmt_desktop.core.model.transformer import Transformer
 from nmt_desktop.core.tokenizer import TokenizerError, TokenizerPair

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
-from nmt_desktop.core.decoding.backend import DecoderState, StepOutput
+from nmt_desktop.core.decoding.backends.step_backend import DecoderState, StepOutput
 from nmt_desktop.core.decoding.selection import PythonSelection
 from nmt_desktop.core.model.transformer import EncoderOutput, HeadOverride, Transformer
 

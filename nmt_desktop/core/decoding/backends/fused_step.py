@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from nmt_desktop.core.decoding.prepared_linear import PreparedLinear, prepare_linear, prepare_weight
+from nmt_desktop.core.decoding.backends.prepared_linear import PreparedLinear, prepare_linear, prepare_weight
 
 from nmt_desktop.core.model.cache import KVCache
 from nmt_desktop.core.model.transformer import Transformer

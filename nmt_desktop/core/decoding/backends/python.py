@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
-from nmt_desktop.core.decoding.backend import DecoderState, StepOutput
-from nmt_desktop.core.decoding.fused_step import CrossState, FusedStep, cross_state, fused_step, prepare_fused_step
+from nmt_desktop.core.decoding.backends.step_backend import DecoderState, StepOutput
+from nmt_desktop.core.decoding.backends.fused_step import CrossState, FusedStep, cross_state, fused_step, prepare_fused_step
 from nmt_desktop.core.decoding.selection import PythonSelection
 from nmt_desktop.core.model.transformer import EncoderOutput, Transformer
 

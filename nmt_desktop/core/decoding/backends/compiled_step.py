@@ -12,8 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nmt_desktop.core.decoding import native_library
-from nmt_desktop.core.decoding.fused_step import CrossState, FusedStep
+from nmt_desktop.core.decoding.backends import native_library
+from nmt_desktop.core.decoding.backends.fused_step import CrossState, FusedStep
 from nmt_desktop.core.model.cache import KVCache
 
 __all__ = ["compiled_step_applies", "prepare_compiled_step", "run_compiled_step"]

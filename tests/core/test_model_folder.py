@@ -1,4 +1,4 @@
-"""Model folders (nmt_desktop.core.formats.model_dir): round trips, every validation failure, hostile files."""
+"""Model folders (nmt_desktop.core.formats.model_folder): round trips, every validation failure, hostile files."""
 
 from __future__ import annotations
 
@@ -16,11 +16,14 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from model_bytes import Payload, folder_members, raw_safetensors
+from model_bytes import write_zip as zip_members
+
 from nmt_desktop.core.config import ModelConfig
-from nmt_desktop.core.formats import folder_files, model_dir, model_source, safetensors_header, weights
-from nmt_desktop.core.formats.folder_files import (CARD_FILE, CONFIG_FILE, MAX_JSON_BYTES, WEIGHTS_FILE, WEIGHTS_INDEX,
+from nmt_desktop.core.formats import model_folder, model_folder_layout, model_folder_reader, safetensors_header, weights
+from nmt_desktop.core.formats.model_folder_layout import (CARD_FILE, CONFIG_FILE, MAX_JSON_BYTES, WEIGHTS_FILE, WEIGHTS_INDEX,
                                                    ModelFolderError)
-from nmt_desktop.core.formats.model_dir import (LoadedModel, load_model, model_size_bytes, read_config, save_model,
+from nmt_desktop.core.formats.model_folder import (LoadedModel, load_model, model_size_bytes, read_config, save_model,
                                                 zip_model)
 from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair
 from nmt_desktop.core.model.transformer import Transformer, build_model
@@ -146,36 +149,9 @@ def edit_config(folder: Path, **changes) -> None:
     write_json(folder / CONFIG_FILE, data)
 
 
-def raw_safetensors(header: dict, data: bytes = b"") -> bytes:
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text + data
-
-
 def state_dict(folder: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
     return load_file(folder / WEIGHTS_FILE)
-
-
-def zip_members(zip_path: Path, members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> Path:
-    with zipfile.ZipFile(zip_path, "w", compression=compression) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return zip_path
-
-
-def folder_members(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
-class Payload:
-    """Unpickling this creates `marker` (the file is the proof that code ran)."""
-
-    def __init__(self, marker: Path):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (open, (self.marker, "w"))
 
 
 # -- round trips --------------------------------------------------------------------------------
@@ -490,7 +466,7 @@ def test_pickle_in_zip_and_in_shard_is_refused(tmp_path, md_saved, md_joint):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("module", [model_dir, folder_files, model_source, safetensors_header, weights],
+@pytest.mark.parametrize("module", [model_folder, model_folder_layout, model_folder_reader, safetensors_header, weights],
                          ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_module_never_unpickles(monkeypatch, md_saved, md_joint, tmp_path, module):
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
@@ -690,7 +666,7 @@ def test_zip_bomb_refused(tmp_path, md_saved):
 
 
 def test_zip_declared_total_too_large(tmp_path, md_saved, monkeypatch):
-    monkeypatch.setattr(model_source, "ZIP_MAX_TOTAL", 100_000)  # stored members: ratio 1, but too much in all
+    monkeypatch.setattr(model_folder_reader, "ZIP_MAX_TOTAL", 100_000)  # stored members: ratio 1, but too much in all
     zip_path = zip_members(tmp_path / "big.zip", folder_members(md_saved), compression=zipfile.ZIP_STORED)
     expect_error(zip_path, "big.zip", "zip bomb", "over the limit")
 

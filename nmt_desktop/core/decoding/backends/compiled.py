@@ -11,8 +11,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from nmt_desktop.core.decoding.compiled_step import prepare_compiled_step, run_compiled_step
-from nmt_desktop.core.decoding.python_backend import FusedState, PythonBackend
+from nmt_desktop.core.decoding.backends.compiled_step import prepare_compiled_step, run_compiled_step
+from nmt_desktop.core.decoding.backends.python import FusedState, PythonBackend
 from nmt_desktop.core.model.transformer import Transformer
 
 __all__ = ["CompiledBackend"]

@@ -13,11 +13,11 @@ import os
 
 from torch import Tensor
 
-from nmt_desktop.core.decoding.backend import StepBackend
-from nmt_desktop.core.decoding.compiled_backend import CompiledBackend
-from nmt_desktop.core.decoding.compiled_step import compiled_step_applies
-from nmt_desktop.core.decoding.python_backend import PythonBackend
-from nmt_desktop.core.decoding.reference_backend import ReferenceBackend
+from nmt_desktop.core.decoding.backends.step_backend import StepBackend
+from nmt_desktop.core.decoding.backends.compiled import CompiledBackend
+from nmt_desktop.core.decoding.backends.compiled_step import compiled_step_applies
+from nmt_desktop.core.decoding.backends.python import PythonBackend
+from nmt_desktop.core.decoding.backends.reference import ReferenceBackend
 from nmt_desktop.core.model.transformer import HeadOverride, Transformer
 
 __all__ = ["BACKENDS", "BackendUnavailableError", "backend_for_search", "choose_backend"]
@@ -42,7 +42,7 @@ def choose_backend(model: Transformer, name: str | None = "auto") -> StepBackend
     if name == "compiled" and not applies:
         raise BackendUnavailableError(
             "the compiled decoding backend needs the compiled library (built by `python -m "
-            "nmt_desktop.core.decoding.native_library`, not switched off by NMT_DESKTOP_NATIVE=0) and a model "
+            "nmt_desktop.core.decoding.backends.native_library`, not switched off by NMT_DESKTOP_NATIVE=0) and a model "
             "on the CPU in float32 or int8")
     return {"reference": ReferenceBackend, "python": PythonBackend, "compiled": CompiledBackend}[name](model)
 

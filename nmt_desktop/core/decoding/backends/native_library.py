@@ -1,9 +1,9 @@
-"""Build and load the compiled library of the compiled backend (compiled_backend.py): the decoding step
+"""Build and load the compiled library of the compiled backend (backends/compiled.py): the decoding step
 (native/decode_step.cpp with one_query.h; run by compiled_step.py) and the search kernels
 (native/search_ops.cpp: token choice and cache reorder).
 
 The library is compiled against the installed torch with the system's C++ compiler (`g++`, or
-`$CXX`) by `python -m nmt_desktop.core.decoding.native_library`, which `.ci/setup.sh` runs. Its file name
+`$CXX`) by `python -m nmt_desktop.core.decoding.backends.native_library`, which `.ci/setup.sh` runs. Its file name
 carries a hash of the sources and the torch version, so a changed source or another torch is never
 loaded by mistake; it is written next to the source (editable installs, the packaged app) or, where
 that folder is read-only, to the user's cache folder. Without a library, or with
@@ -113,7 +113,7 @@ def build(folder: Path | None = None, force: bool = False) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nmt_desktop.core.decoding.native_library",
+    parser = argparse.ArgumentParser(prog="python -m nmt_desktop.core.decoding.backends.native_library",
                                      description="Build the compiled decoding step for the installed torch.")
     parser.add_argument("--out", type=Path, default=None, help="folder for the library (default: next to the source)")
     parser.add_argument("--force", action="store_true", help="rebuild even if the library exists")
