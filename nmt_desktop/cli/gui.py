@@ -11,10 +11,10 @@ from pathlib import Path
 from nmt_desktop.cli.common import (CLIError, UsageError, fix_arg, head_name, head_names, naming_model, positive_int,
                                     resolve_model)
 from nmt_desktop.core.analysis.head_names import HeadRef, names
+from nmt_desktop.gui.analysis.view_names import VIEW_KEYS  # Qt-free: --help stays fast
 
-
-# the Analysis tab's views, in tab order (gui/screenshot.py maps each to its widget)
-ANALYSIS_VIEWS = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare")
+# the Analysis tab's views, in tab order: the keys of gui/analysis/registry.py (which imports Qt)
+ANALYSIS_VIEWS = VIEW_KEYS
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot write {shot}: folder {shot.parent} does not exist")
     for option in ("model", "compare"):
         if getattr(args, option) is not None:
-            from nmt_desktop.core.formats.model_dir import read_config
+            from nmt_desktop.core.formats.model_folder import read_config
 
             model_path = resolve_model(getattr(args, option))
             with naming_model(model_path):

@@ -3,27 +3,29 @@ the view's worker thread, and show which tokens changed against the original tra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
                                QSplitter, QTextBrowser, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis import ablation as analysis
 from nmt_desktop.core.analysis.head_names import head_description, head_name
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.document import split_sentences
 
-from .job import JobView
+from ..job_view import JobView
+from .analysis_view import AnalysisView
 from .tokens import token_diff, tokens_html
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 ABLATION_MODES = ("Zero", "Probe mean")
 
 
-class AblationView(JobView):
+class AblationView(JobView, AnalysisView):
     """Switch heads off (zeroed or replaced by their probe mean), re-translate, compare with the original."""
 
     retranslated = Signal(object)  # the ablated Translation
@@ -91,7 +93,7 @@ class AblationView(JobView):
         QVBoxLayout(self).addWidget(split)
         self._update_enabled()
 
-    def set_translator(self, translator: Translator | None) -> None:
+    def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         self.translator = translator
         self.forget_job()
         while self.grid.count():

@@ -170,9 +170,6 @@ class AlignMethodPicker(QWidget):
             method = replace(method, layer=layer, heads=heads)
         return self.default if _key(method, self.layers) == _key(self.default, self.layers) else method
 
-    def is_default(self) -> bool:
-        return self.method() is self.default
-
     def set_method(self, method: AlignMethod) -> None:
         """Show `method` in the controls (heads not offered yet get an item of their own); emits `changed`."""
         widgets = (self.reading, self.heads, self.decision, self.threshold)

@@ -20,16 +20,19 @@ from PySide6.QtWidgets import (QFileDialog, QGraphicsLineItem, QGraphicsRectItem
                                QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis.alignment import AlignMethod, decide, symmetrise, word_evidence
-from nmt_desktop.core.analysis.heads import to_pharaoh
+from nmt_desktop.core.analysis.pharaoh import to_pharaoh
 from nmt_desktop.core.analysis.words import display_piece, word_ids, words_of
 
 from .. import theme
+from ..job_view import JobView
 from .align_method_picker import AlignMethodPicker
-from .job import JobView
+from .analysis_view import AnalysisView
 from .reverse_model import Backward, ReverseModelBox, backward_links
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 
 REVERSE = "reverse"  # what the view waits for while the reverse model aligns
@@ -43,7 +46,7 @@ def evidence_key(method: AlignMethod) -> AlignMethod:
 LIT_LINK = {False: "#b45309", True: "#fbbf24"}  # linked views: lit words and links, light / dark theme (3:1 or more)
 
 
-class AlignmentView(JobView):
+class AlignmentView(JobView, AnalysisView):
     """Source words (top) linked to target words (bottom) by word alignments read from the model."""
 
     failure = "No alignment"
@@ -109,7 +112,7 @@ class AlignmentView(JobView):
         """The alignment reading in use."""
         return self.picker.method()
 
-    def set_translation(self, translation: Translation) -> None:
+    def set_translation(self, translation: Translation, cfg: DecodeConfig | None = None) -> None:
         attention = translation.attention
         if attention is not None and attention.shape[0] != self.picker.layers:  # no model told, or another's
             self.set_model(attention.shape[0], self.picker.card)

@@ -6,7 +6,7 @@ that ends the best hypothesis (`best_node`), so its attention is on screen at on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -22,11 +22,13 @@ from nmt_desktop.core.config import DecodeConfig
 from .. import theme
 from ..empty_state import EmptyMessage
 from ..focus_view import FocusView
-from .job import JobView
+from ..job_view import JobView
+from .analysis_view import AnalysisView
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.search import BeamNode, BeamState
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 NODE_W, NODE_H, STEP_DX, ROW_DY = 92.0, 38.0, 120.0, 48.0
 NODE_COLORS = {"kept": "#e0e7ff", "forced": "#fef3c7", "finished": "#dcfce7", "pruned": "#f3f4f6"}
@@ -66,7 +68,7 @@ def _pen_for(node: BeamNode) -> QPen:
     return QPen(QColor("#d1d5db" if node.status == "pruned" else "#6366f1"), 1)
 
 
-class BeamTreeView(JobView):
+class BeamTreeView(JobView, AnalysisView):
     """Beam search's recorded expansions as a tree (x: step, nodes: token and cumulative log-prob).
 
     Pruned candidates are grey, finished ones green with a bold border, forced ones amber. A click on
@@ -132,7 +134,7 @@ class BeamTreeView(JobView):
         self._update_enabled()
         theme.follow(self, lambda look: self.graphics.setBackgroundBrush(QBrush(QColor(look.plot_background))))
 
-    def set_translator(self, translator: Translator | None) -> None:
+    def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         self.translator, self.state = translator, None
         self.forget_job()
         self.head.blockSignals(True)
@@ -146,6 +148,10 @@ class BeamTreeView(JobView):
         self.head.blockSignals(False)
         self._draw()
         self._update_enabled()
+
+    def set_translation(self, translation: Translation, cfg: DecodeConfig | None = None) -> None:
+        """Only its source: the tree is a beam search of its own, started by Decode."""
+        self.set_source(translation.source)
 
     def set_source(self, text: str) -> None:
         self.source_text = text

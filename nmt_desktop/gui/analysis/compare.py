@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -22,12 +22,14 @@ from nmt_desktop.core.config import DecodeConfig
 
 from ..empty_state import EmptyMessage
 from ..focus_view import FocusView
+from ..job_view import JobView
 from ..model_picker import ModelPicker
-from .job import JobView
+from .analysis_view import AnalysisView
 from .second_model import ask_model_path, load_second_model
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 DIFF_LABEL = "B − A (attention weight)"
 _MIN_SPAN = 1e-3  # the colour bar of identical attentions still spans a readable -0.001..+0.001
@@ -40,7 +42,7 @@ def diff_levels(diff: np.ndarray) -> tuple[float, float]:
     return -max(top, _MIN_SPAN), max(top, _MIN_SPAN)
 
 
-class CompareView(JobView):
+class CompareView(JobView, AnalysisView):
     """The current input translated by the loaded model (A) and a second model (B): both translations, their
     attention at a chosen layer and head side by side, and B - A where the token sequences match."""
 
@@ -119,10 +121,14 @@ class CompareView(JobView):
         layout.addWidget(self.pages, 1)
         self._update_enabled()
 
-    def set_translator(self, translator: Translator | None) -> None:
+    def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         self.translator, self.a, self.b = translator, None, None
         self.forget_job()
         self._update_ranges()
+
+    def set_translation(self, translation: Translation, cfg: DecodeConfig | None = None) -> None:
+        """Only its source: both models translate it afresh on Compare."""
+        self.set_source(translation.source)
 
     def set_source(self, text: str) -> None:
         if text != self.source_text:

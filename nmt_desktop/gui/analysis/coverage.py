@@ -7,16 +7,18 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDoubleSpinBox, QHBoxLayout, QLabel, QListWidget, QTextBrowser, QVBoxLayout, QWidget
 
-from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis import coverage as analysis
 from nmt_desktop.core.analysis.words import display_piece, word_ids
 
+from .analysis_view import AnalysisView
 from .tokens import tokens_html
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.decoding.results import Translation
 
 
-class CoverageView(QWidget):
+class CoverageView(QWidget, AnalysisView):
     """Possible omissions (source words with little attention) and diffuse target tokens."""
 
     def __init__(self, parent: QWidget | None = None):
@@ -40,7 +42,7 @@ class CoverageView(QWidget):
         layout.addWidget(self.tokens)
         layout.addWidget(self.list, 1)
 
-    def set_translation(self, translation: Translation) -> None:
+    def set_translation(self, translation: Translation, cfg: DecodeConfig | None = None) -> None:
         self.translation = translation
         self.refresh()
 

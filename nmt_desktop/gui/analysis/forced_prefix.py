@@ -3,7 +3,7 @@ then the alternative) and show the new translation and the attention difference 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Signal
@@ -13,15 +13,17 @@ from nmt_desktop.core.analysis.words import display_piece
 from nmt_desktop.core.config import DecodeConfig
 
 from ..focus_view import FocusView
+from ..job_view import JobView
+from .analysis_view import AnalysisView
 from .layer_combo import layer_choice, layer_items
-from .job import JobView
 from .tokens import token_diff, tokens_html
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 
-class ForcedPrefixView(JobView):
+class ForcedPrefixView(JobView, AnalysisView):
     """Force an alternative at step t: re-decode with prefix = best tokens[:t] + [alternative], then show
     the new translation and the attention difference (new - old) over the shared target positions."""
 
@@ -58,7 +60,7 @@ class ForcedPrefixView(JobView):
     def status_label(self) -> QLabel:
         return self.info
 
-    def set_translator(self, translator: Translator | None) -> None:
+    def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         self.translator, self.old, self.new = translator, None, None
         self.forget_job()
         if translator is not None:

@@ -17,14 +17,16 @@ from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from nmt_desktop.core.analysis import heads as analysis
+from nmt_desktop.core.analysis import head_statistics as analysis
 from nmt_desktop.core.analysis.head_names import head_description, head_name, layer_name
 
 from .. import theme
 from ..heatmap import top_level
+from .analysis_view import AnalysisView
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.decoding.results import Translation
 
 STAT_FIELDS = ("entropy", "eos_share", "punct_share", "diagonality", "monotonicity", "coverage")
 STAT_TITLES = {"entropy": "Entropy", "eos_share": "</s> share", "punct_share": "Punct. share",
@@ -60,7 +62,7 @@ class NumericItem(QTableWidgetItem):
         return float(a) < float(b)
 
 
-class HeadStatsView(QWidget):
+class HeadStatsView(QWidget, AnalysisView):
     """A sortable table of every head's statistics and a grid of small heatmaps ordered by a statistic."""
 
     def __init__(self, parent: QWidget | None = None):
@@ -120,7 +122,7 @@ class HeadStatsView(QWidget):
         self._compute()
         return self._rows
 
-    def set_translation(self, translation: Translation) -> None:
+    def set_translation(self, translation: Translation, cfg: DecodeConfig | None = None) -> None:
         """Show `translation`'s heads: now if the view is visible, else when it is shown or read."""
         assert translation.attention is not None  # AnalysisPanel passes only translations with attention
         self._pending = translation

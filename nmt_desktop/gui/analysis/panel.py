@@ -2,14 +2,15 @@
 comparison of the current translation (the Translate tab's shown sentence), one view a page.
 
 Everything shown is computed by `nmt_desktop.core.analysis` and the decoder; the views only lay it out.
-Views that run work (re-translation, re-decoding, beam search, loading a model) do it on their own
-worker thread through `job.JobView`, which drops the results of superseded requests.
+The pages are the registry's entries (`registry.VIEWS`), built and fanned out to in its order: the panel
+names no view. Views that run work (re-translation, re-decoding, beam search, loading a model) do it on
+their own worker thread through `job_view.JobView`, which drops the results of superseded requests.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -17,26 +18,28 @@ from nmt_desktop.core.config import DecodeConfig
 
 from ..labels import fit_width, set_fitting_text
 from ..workers import _one_line
-from .ablation import AblationView
-from .alignment import AlignmentView
-from .beam_tree import BeamTreeView
-from .compare import CompareView
-from .coverage import CoverageView
-from .forced_prefix import ForcedPrefixView
-from .head_stats import HeadStatsView
+from . import registry
+from .analysis_view import AnalysisView
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
     from ..translate import TranslatePanel
     from ..workers import ModelInfo
+    from .alignment import AlignmentView
+    from .forced_prefix import ForcedPrefixView
 
 log = logging.getLogger("nmt_desktop.gui.analysis")
 TITLE_CHARS = 120  # each quoted text in the title, at most
 
 
 class AnalysisPanel(QWidget):
-    """The Analysis tab: head statistics, ablation, alignments and coverage of the current translation."""
+    """The Analysis tab: one page per registry entry (`registry.VIEWS`), each also `self.<its attribute>`
+    and `self.views[its key]`, fed the loaded model and the current translation."""
+
+    alignment: AlignmentView  # typed for the calls made to them by name (the registry sets every attribute)
+    forced: ForcedPrefixView
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -45,21 +48,16 @@ class AnalysisPanel(QWidget):
         self.title = QLabel("No translation yet: translate something on the Translate tab.")
         self.title.setObjectName("paneTitle")
         fit_width(self.title)  # it quotes the translation: never wider than the window
-        self.stats = HeadStatsView()
-        self.ablation = AblationView()
-        self.alignment = AlignmentView()
-        self.coverage = CoverageView()
-        self.forced = ForcedPrefixView()
-        self.beam_tree = BeamTreeView()
-        self.compare = CompareView()
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.stats, "Head statistics")
-        self.tabs.addTab(self.ablation, "Head ablation")
-        self.tabs.addTab(self.alignment, "Alignments")
-        self.tabs.addTab(self.coverage, "Coverage")
-        self.tabs.addTab(self.forced, "Forced prefix")
-        self.tabs.addTab(self.beam_tree, "Beam tree")
-        self.tabs.addTab(self.compare, "Compare models")
+        self.views: dict[str, AnalysisView] = {}  # --analysis-view key -> its view, in tab order
+        for entry in registry.VIEWS:
+            if hasattr(self, entry.attribute):
+                raise ValueError(f"Analysis view {entry.key!r}: the panel already has an attribute "
+                                 f"{entry.attribute!r}")
+            view = entry.build()
+            self.views[entry.key] = view
+            setattr(self, entry.attribute, view)
+            self.tabs.addTab(view, entry.title)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.title)
@@ -68,12 +66,9 @@ class AnalysisPanel(QWidget):
     def set_translator(self, translator: Translator | None, _info: ModelInfo | None = None) -> None:
         self.translator = translator
         self.translation = None
-        self.ablation.set_translator(translator)
-        self.forced.set_translator(translator)
-        self.beam_tree.set_translator(translator)
-        self.compare.set_translator(translator)
-        card = (_info.card if _info is not None else {}) or getattr(translator, "card", {})  # its alignment reading
-        self.alignment.set_translator(translator, card)
+        card: dict[str, Any] = (_info.card if _info is not None else {}) or getattr(translator, "card", {})
+        for view in self.views.values():
+            view.set_translator(translator, card)
 
     def set_translation(self, translation: Translation | None, cfg: DecodeConfig | None = None,
                         who: str = "") -> None:
@@ -90,12 +85,8 @@ class AnalysisPanel(QWidget):
         short = f"{said}“{_short(translation.source)}”  →  “{_short(translation.text)}”"
         set_fitting_text(self.title, short)
         self.title.setToolTip(whole if short != whole else "")
-        self.stats.set_translation(translation)
-        self.ablation.set_translation(translation, cfg)
-        self.alignment.set_translation(translation)
-        self.coverage.set_translation(translation)
-        self.beam_tree.set_source(translation.source)
-        self.compare.set_source(translation.source)
+        for view in self.views.values():
+            view.set_translation(translation, cfg)
 
     def force_alternative(self, translation: Translation, step: int, token_id: int,
                           cfg: DecodeConfig | None = None) -> int:
@@ -104,11 +95,8 @@ class AnalysisPanel(QWidget):
         return self.forced.force(translation, step, token_id, cfg)
 
     def shutdown(self) -> None:
-        self.ablation.shutdown()
-        self.forced.shutdown()
-        self.beam_tree.shutdown()
-        self.compare.shutdown()
-        self.alignment.shutdown()
+        for view in self.views.values():
+            view.shutdown()
 
 
 def _short(text: str, limit: int = TITLE_CHARS) -> str:

@@ -22,11 +22,12 @@ from nmt_desktop.core.analysis.alignment import align, default_method
 from nmt_desktop.core.analysis.words import piece_bytes, real_words
 from nmt_desktop.core.config import DecodeConfig
 
-from .job import JobView
+from ..job_view import JobView
 from .second_model import ask_model_path, languages, load_second_model
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
 Links = list[tuple[int, int]]
 DEFAULT_HOW = "grow-diag-final"

@@ -19,13 +19,14 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from ..analysis.job import JobView
+from ..job_view import JobView
 from .inspect_pairs import SCORE_CONFIG, InspectResult, ModelUnit, score_text
 from .inspect_view import GIVEN, InspectView
 from .source_edit import SourceEdit
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation, Translator
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
 
     from .panel import TranslatePanel
 

@@ -1,6 +1,7 @@
-"""The one background-job base of the Analysis views: a worker thread, a request id, a busy state.
+"""The one background-job base of the views that run model work: a worker thread, a request id, a busy state.
 
-A view that re-translates, re-decodes, beam-searches or loads a model runs that work on its own
+Here, not in `analysis/`, because both tabs use it: the Analysis views that re-translate, re-decode,
+beam-search or load a model, and the Translate tab's `InspectBox`. Such a view runs that work on its own
 `CallWorker` thread, one job at a time. Every job gets a request id; a result (or failure) whose id is
 not the view's current `request_id` belongs to a superseded request and is dropped, so a view whose
 input changed (a new translator, a new translation) never shows an older request's result. A failure
@@ -15,9 +16,9 @@ from typing import Callable, TypeVar
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ..workers import WorkerThread, _one_line
+from .workers import WorkerThread, _one_line
 
-log = logging.getLogger("nmt_desktop.gui.analysis")
+log = logging.getLogger("nmt_desktop.gui.job_view")
 
 R = TypeVar("R")
 
@@ -33,7 +34,7 @@ class CallWorker(QObject):
         try:
             result = fn()
         except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
-            log.exception("analysis job %d failed", request_id)
+            log.exception("job %d failed", request_id)
             self.failed.emit(request_id, _one_line(exc))
             return
         self.finished.emit(request_id, result)
