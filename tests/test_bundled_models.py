@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.decoding.translator import Translator
 
 MiB = 1024 * 1024
@@ -79,9 +78,7 @@ def test_default_is_en_de() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "nmt_desktop", *args], capture_output=True, text=True,
-                          encoding="utf-8", timeout=120, env=env)
+    return run_cli(*args, env_extra={"OMP_NUM_THREADS": "1"}, timeout=120)
 
 
 def test_cli_default_model_and_short_name() -> None:

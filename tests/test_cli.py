@@ -6,50 +6,15 @@ Each child process imports torch (a few seconds), so related checks share a proc
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import assert_one_error_line, run_cli, stderr_lines, stdout_lines
 
 from nmt_desktop import __version__
 from nmt_desktop.cli.common import CLIError, UsageError, resolve_model
-
-TIMEOUT = 180
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def run_cli(*args: str, stdin: bytes | str | None = None,
-            env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run the CLI in a child process; stdout/stderr decoded as UTF-8."""
-    env = dict(os.environ, PYTHONIOENCODING="utf-8", **(env_extra or {}))
-    env.pop("PYTHONBREAKPOINT", None)
-    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    proc = subprocess.run([sys.executable, "-m", "nmt_desktop", *args], input=data if data is not None else b"",
-                          capture_output=True, timeout=TIMEOUT, cwd=REPO_ROOT, env=env)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8"),
-                                       proc.stderr.decode("utf-8"))
-
-
-def stdout_lines(proc: subprocess.CompletedProcess) -> list[str]:
-    assert proc.stdout.endswith("\n") or proc.stdout == ""
-    return proc.stdout.split("\n")[:-1]
-
-
-def stderr_lines(proc: subprocess.CompletedProcess) -> list[str]:
-    return proc.stderr.splitlines()
-
-
-def assert_one_error_line(proc: subprocess.CompletedProcess, code: int) -> str:
-    assert proc.returncode == code, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = stderr_lines(proc)
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("nmt-desktop: error: ")
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -9,25 +9,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_cli import assert_one_error_line, run_cli, stdout_lines
+from cli_runner import assert_one_error_line, run, run_cli, stdout_lines
 from tiny_models import synthetic_pairs, write_tsv
 
 from nmt_desktop.cli import align as align_cli
 from nmt_desktop.cli.main import main
 from nmt_desktop.core.analysis import alignment
 from nmt_desktop.core.analysis.alignment import AlignMethod, align, default_method, symmetrise
-from nmt_desktop.core.analysis.heads import parse_pharaoh, to_pharaoh
+from nmt_desktop.core.analysis.pharaoh import parse_pharaoh, to_pharaoh
 from nmt_desktop.core.analysis.truecase import truecaser
 from nmt_desktop.core.config import DecodeConfig
 
 PAIRS = synthetic_pairs(8, seed=5)
 CARD_METHOD = AlignMethod(reading="shift", layer=0, decision="argmax", prior=0.0, identical=False)
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +32,7 @@ def pairs_tsv(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def carded_model(tiny_trained, tmp_path_factory) -> Path:
     """The tiny model with an "alignment" entry in its card: the reading `align` uses by default."""
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     model, tokenizers = tiny_trained
     folder = tmp_path_factory.mktemp("carded") / "tiny-carded"
@@ -225,7 +219,7 @@ def test_usage_errors(tiny_model_dir: Path, pairs_tsv: Path, capsys, args, messa
 
 
 def test_a_layer_for_a_reading_without_attention(tiny_trained, tmp_path: Path, pairs_tsv: Path, capsys) -> None:
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     method = AlignMethod(reading="masking", attention_weight=0.0)
     model, tokenizers = tiny_trained

@@ -6,16 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run
 
-from nmt_desktop.cli.main import main
-from nmt_desktop.core.analysis.heads import parse_pharaoh
+from nmt_desktop.core.analysis.pharaoh import parse_pharaoh
 from tiny_models import synthetic_pairs
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +57,7 @@ def test_align_layer_counts_from_1(tiny_model_dir: Path, tiny_translator, capsys
     from dataclasses import replace
 
     from nmt_desktop.core.analysis.alignment import align, default_method
-    from nmt_desktop.core.analysis.heads import to_pharaoh
+    from nmt_desktop.core.analysis.pharaoh import to_pharaoh
     from nmt_desktop.core.config import DecodeConfig
 
     translation = tiny_translator.translate("red cat runs big dog", DecodeConfig(attention=True))
@@ -108,7 +102,7 @@ def test_translate_ablate(tiny_model_dir: Path, capsys) -> None:
 
 def test_translate_ablate_counts_from_1(tiny_model_dir: Path, tiny_translator, capsys) -> None:
     """--ablate L2H3 zeroes head index (1, 2), as ablation_mask does."""
-    from nmt_desktop.core.analysis.heads import ablation_mask
+    from nmt_desktop.core.analysis.ablation import ablation_mask
 
     text = "red cat runs big dog"
     for spelt, pairs in (("L2H3", [(1, 2)]), ("L1 H1, L2H4", [(0, 0), (1, 3)])):

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from cli_runner import run
 
 from nmt_desktop.cli import translate
-from nmt_desktop.cli.main import main
-from nmt_desktop.core.decoding.backend_choice import BACKENDS
+from nmt_desktop.core.decoding.backends.choice import BACKENDS
 
 INPUTS = ["red cat runs", "big dog sleeps", "small bird"]
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_the_flag_offers_the_cores_backends() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
-from nmt_desktop.core.formats.model_dir import load_model
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.decoding.translator import Translator
-from test_cli import assert_one_error_line, run_cli
+from cli_runner import assert_one_error_line, run_cli
 from tiny_models import synthetic_pairs, write_tsv
 
 ATTRIBUTION = "Tatoeba Project (tatoeba.org) via manythings.org/anki"
@@ -86,7 +86,7 @@ def test_export_errors_are_one_line(tiny_model_dir: Path, tmp_path: Path) -> Non
 def test_export_averages_several_snapshots(tiny_model_dir: Path, tmp_path: Path) -> None:
     import shutil
 
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     a, b = tmp_path / "step-0000100", tmp_path / "step-0000200"
     shutil.copytree(tiny_model_dir, a)

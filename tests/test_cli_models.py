@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
+from cli_runner import run_cli
 
 REPO = "Helsinki-NLP/opus-mt-en-de"
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    full = {**os.environ, **env, "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run([sys.executable, "-m", "nmt_desktop", *args], capture_output=True, text=True,
-                          encoding="utf-8", env=full, timeout=300)
+    return run_cli(*args, env_extra=env, timeout=300)
 
 
 @pytest.fixture

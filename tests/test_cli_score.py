@@ -8,21 +8,14 @@ import math
 from pathlib import Path
 
 import pytest
-from test_cli import assert_one_error_line, run_cli, stdout_lines
+from cli_runner import assert_one_error_line, run, run_cli, stdout_lines
 from tiny_models import TARGET_WORDS, synthetic_pairs, write_tsv
 
-from nmt_desktop.cli.main import main
-from nmt_desktop.core.decoding import native_library
+from nmt_desktop.core.decoding.backends import native_library
 
 SOURCES = ["red cat runs", "big dog eats small bird", "the small green bird sees the big red cat", "cat"]
 BACKENDS = ["reference", "python"] + (["compiled"] if native_library.load() else [])
 ATOL = 1e-5
-
-
-def run(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def json_lines(out: str) -> list[dict]:

@@ -30,6 +30,23 @@ def test_a_broken_contract_is_reported(tmp_path):
     config.write_text('[tool.importlinter]\nroot_package = "nmt_desktop"\n\n[[tool.importlinter.contracts]]\n'
                       'name = "gui without core"\ntype = "forbidden"\nsource_modules = ["nmt_desktop.gui"]\n'
                       'forbidden_modules = ["nmt_desktop.core"]\n', encoding="utf-8")
-    proc = subprocess.run([*_lint_imports(), "--no-cache", "--config", str(config)], cwd=REPO, capture_output=True,
+    proc = subprocess.run([*_lint_imports(), "--no-cache", str(config)], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode != 0 and "BROKEN" in proc.stdout.upper()
+
+
+def test_a_new_cli_module_is_checked_without_editing_the_contracts(tmp_path):
+    """The CLI contracts name cli/'s modules by wildcard: in a copy of the package, a new module in cli/ that
+    imports cli/main.py back and a command breaks both, though pyproject.toml does not name it."""
+    shutil.copytree(REPO / "nmt_desktop", tmp_path / "nmt_desktop", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "nmt_desktop" / "cli" / "zz_new_command.py").write_text(
+        "import nmt_desktop.cli.main  # noqa: F401\nimport nmt_desktop.cli.translate  # noqa: F401\n",
+        encoding="utf-8")
+    # lint-imports puts its working folder first on sys.path: the copy is the package it reads
+    proc = subprocess.run([*_lint_imports(), "--no-cache"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode != 0, proc.stdout[-4000:]
+    assert "4 kept, 2 broken" in proc.stdout
+    assert "nmt_desktop.cli.zz_new_command is not allowed to import nmt_desktop.cli.main" in proc.stdout
+    assert "nmt_desktop.cli.zz_new_command -> nmt_desktop.cli.translate" in proc.stdout

@@ -94,6 +94,21 @@ def perturbed_model(cfg: ModelConfig, seed: int = 0) -> Transformer:
     return model.eval()
 
 
+def multilingual_translator(tiny_trained: tuple[Transformer, TokenizerPair], codes: list[str]):
+    """A Translator on a random model (seed 5) whose source vocabulary is the tiny model's plus OPUS-MT-style
+    target-language tokens `codes` (">>fra<<", ...) as special tokens."""
+    import tokenizers
+
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.tokenizer import Tokenizer
+
+    _, pair = tiny_trained
+    source = Tokenizer.from_str(pair.source.to_str())
+    source.hf.add_special_tokens([tokenizers.AddedToken(c, special=True, normalized=False) for c in codes])
+    pair = TokenizerPair(source, Tokenizer.from_str(pair.target.to_str()), joint=False)
+    return Translator(build_model(tiny_config(pair), seed=5), pair, name="multi")
+
+
 def right_padded(seqs, pad: int = 0) -> torch.Tensor:
     """Token id lists -> (B, max_len) LongTensor, right-padded with `pad`."""
     out = torch.full((len(seqs), max(map(len, seqs))), pad, dtype=torch.long)
@@ -111,7 +126,7 @@ def write_tsv(path, pairs):
 def tiny_run_folder(run, model: Transformer, tokenizers: TokenizerPair, last_model: Transformer | None = None):
     """A training run's folder as core/training/train.py leaves it: `best/` holds `model`, `last/` holds
     `last_model` (default: `model`), beside `train_config.toml` and `events.jsonl`; returns the folder."""
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     run.mkdir(parents=True)
     (run / "train_config.toml").write_text("steps = 10\n", encoding="utf-8")

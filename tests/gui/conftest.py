@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-TIMEOUT_MS = 30000
+from limits import TIMEOUT_MS
 
 
 @pytest.fixture
@@ -21,6 +21,12 @@ def config_dir(tmp_path, monkeypatch) -> Path:
     from nmt_desktop.gui import theme
 
     theme.apply("light", theme.DEFAULT_COLORMAP)
+
+
+@pytest.fixture
+def app_dirs(config_dir, tmp_path) -> Path:
+    """Settings and logs as `config_dir`; the temporary folder itself, for what a test writes (screenshots)."""
+    return tmp_path
 
 
 @pytest.fixture

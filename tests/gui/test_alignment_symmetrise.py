@@ -20,14 +20,14 @@ from PySide6.QtGui import QGuiApplication  # noqa: E402
 from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 from nmt_desktop.core.analysis.alignment import align, default_method, symmetrise  # noqa: E402
-from nmt_desktop.core.analysis.heads import to_pharaoh  # noqa: E402
+from nmt_desktop.core.analysis.pharaoh import to_pharaoh  # noqa: E402
 from nmt_desktop.core.analysis.words import words_of  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
-from nmt_desktop.core.formats.model_dir import save_model, zip_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import save_model, zip_model  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 CFG = DecodeConfig(attention=True, alternatives=3)
 SENTENCES = [("red cat runs big dog", None), ("red cat runs big dog", "katze rot rennt gross hund"),
              ("small bird eats water", "klein vogel wasser isst"), ("green tree sun", "gruen sonne baum mond")]

@@ -15,14 +15,14 @@ pytest.importorskip("pytestqt")
 from PySide6.QtGui import QGuiApplication  # noqa: E402
 
 from nmt_desktop.core.analysis.alignment import AlignMethod, align, default_method  # noqa: E402
-from nmt_desktop.core.analysis.heads import to_pharaoh  # noqa: E402
+from nmt_desktop.core.analysis.pharaoh import to_pharaoh  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from nmt_desktop.gui.analysis.align_method_picker import reads_heads  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
 from nmt_desktop.gui.workers import ModelInfo  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = "red cat runs big dog"
 HUMAN = "katze rot rennt gross hund"  # a given translation (words reordered), not the model's own
 CFG = DecodeConfig(attention=True, alternatives=5)
@@ -202,7 +202,7 @@ def test_without_a_card_entry_the_apps_default_is_said(qtbot, make_panel, tiny_t
 
 def test_the_main_window_reads_the_card_of_the_loaded_model(qtbot, open_main_window, tiny_trained,
                                                             tmp_path) -> None:
-    from nmt_desktop.core.formats.model_dir import save_model
+    from nmt_desktop.core.formats.model_folder import save_model
 
     model, tokenizers = tiny_trained
     folder = save_model(tmp_path / "tiny-carded", model, tokenizers, CARD)

@@ -1,7 +1,8 @@
 """The Analysis tab with the tiny model (pytest-qt, offscreen): head statistics, ablation, coverage (the
 Alignments view: test_alignment_view.py).
 
-Every number shown is checked against `nmt_desktop.core.analysis.heads` on the same translation.
+Every number shown is checked against the core (`nmt_desktop.core.analysis.head_statistics`,
+`ablation`, `coverage`) on the same translation.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
+from nmt_desktop.core.analysis import ablation as head_ablation  # noqa: E402
+from nmt_desktop.core.analysis import coverage, head_statistics  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui.analysis.head_stats import STAT_FIELDS, HeadStatsView  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
 from nmt_desktop.gui.analysis.tokens import token_diff  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = "red cat runs"
 CFG = DecodeConfig(attention=True, alternatives=5)
 
@@ -44,7 +46,7 @@ def translation(tiny_translator):
 
 def test_head_stats_table_matches_core(panel, translation, tiny_translator) -> None:
     panel.set_translation(translation, CFG)
-    expected = analysis.head_stats(translation)
+    expected = head_statistics.head_stats(translation)
     cfg = tiny_translator.config
     table = panel.stats.table
     assert table.rowCount() == len(expected) == cfg.decoder_layers * cfg.n_heads
@@ -67,7 +69,7 @@ def test_head_stats_table_matches_core(panel, translation, tiny_translator) -> N
 
 def test_grid_is_ordered_by_statistic(panel, translation) -> None:
     panel.set_translation(translation, CFG)
-    expected = analysis.head_stats(translation)
+    expected = head_statistics.head_stats(translation)
     for field in ("entropy", "monotonicity", "eos_share"):
         panel.stats.set_grid_statistic(field)
         order = panel.stats.grid_order
@@ -103,13 +105,13 @@ def test_ablating_all_heads_changes_the_translation(qtbot, panel, translation, t
     panel.set_translation(translation, CFG)
     ablation = panel.ablation
     ablation.set_all(True)
-    assert len(ablation.selected_heads()) == len(analysis.all_heads(tiny_translator))
+    assert len(ablation.selected_heads()) == len(head_ablation.all_heads(tiny_translator))
     with qtbot.waitSignal(ablation.retranslated, timeout=TIMEOUT_MS) as blocker:
         assert ablation.retranslate()
         assert not ablation.run_button.isEnabled()  # running on the worker, the UI thread is free
     result = blocker.args[0]
-    expected = tiny_translator.translate(TEXT, CFG, head_mask=analysis.ablation_mask(
-        tiny_translator, analysis.all_heads(tiny_translator)))
+    expected = tiny_translator.translate(TEXT, CFG, head_mask=head_ablation.ablation_mask(
+        tiny_translator, head_ablation.all_heads(tiny_translator)))
     assert result.target_tokens == expected.target_tokens
     assert result.target_tokens != translation.target_tokens
     _, changed = token_diff(translation.target_tokens, result.target_tokens)
@@ -126,8 +128,8 @@ def test_mean_ablation_of_one_head_uses_probe_means(qtbot, panel, translation, t
     ablation.probe.setPlainText("red cat runs\nblue dog sleeps")
     with qtbot.waitSignal(ablation.retranslated, timeout=TIMEOUT_MS) as blocker:
         ablation.retranslate()
-    means = analysis.head_means(tiny_translator, ["red cat runs", "blue dog sleeps"])
-    expected = tiny_translator.translate(TEXT, CFG, head_override=analysis.mean_override(means, [(1, 2)]))
+    means = head_ablation.head_means(tiny_translator, ["red cat runs", "blue dog sleeps"])
+    expected = tiny_translator.translate(TEXT, CFG, head_override=head_ablation.mean_override(means, [(1, 2)]))
     assert blocker.args[0].target_tokens == expected.target_tokens
 
 
@@ -139,9 +141,9 @@ def test_token_diff() -> None:
 def test_coverage_list_matches_core(panel, translation) -> None:
     panel.set_translation(translation, CFG)
     view = panel.coverage
-    assert view.warnings == analysis.coverage_warnings(translation, low=0.3)
+    assert view.warnings == coverage.coverage_warnings(translation, low=0.3)
     view.low.setValue(5.0)  # every source word is a possible omission
-    expected = analysis.coverage_warnings(translation, low=5.0)
+    expected = coverage.coverage_warnings(translation, low=5.0)
     assert view.warnings == expected
     assert sum(w.kind == "omission" for w in expected) == len(TEXT.split())
     assert view.list.count() == len(expected)
@@ -298,12 +300,12 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
         with qtbot.waitSignal(panel.translationFinished, timeout=TIMEOUT_MS):
             panel.translate("red red red red red red red red red")
         shown = panel.sentences[0].translation
-        expected = analysis.coverage_warnings(shown)
+        expected = coverage.coverage_warnings(shown)
         assert panel.coverage == [expected] and expected == analysis_panel.coverage.warnings
         assert panel.coverage_label.isVisible() == bool(expected)
         # an omission is spelled out (whether this tiny model omits a word depends on its training
         # threads, so the warning itself is given here)
-        omission = analysis.CoverageWarning("omission", 0, shown.source_tokens[0], 0.1)
+        omission = coverage.CoverageWarning("omission", 0, shown.source_tokens[0], 0.1)
         from nmt_desktop.gui.translate import quality_hint
 
         monkeypatch.setattr(quality_hint, "coverage_warnings", lambda translation, **kw: [omission])
@@ -312,7 +314,7 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
         from nmt_desktop.gui import theme
 
         assert theme.current().diffuse_background not in panel.output.toHtml().lower()
-        panel.coverage = [[analysis.CoverageWarning("diffuse", 2, shown.target_tokens[2], 9.0)]]
+        panel.coverage = [[coverage.CoverageWarning("diffuse", 2, shown.target_tokens[2], 9.0)]]
         panel._render_output()  # a diffuse token is highlighted in the output
         assert theme.current().diffuse_background in panel.output.toHtml().lower()
 
@@ -323,7 +325,7 @@ def test_window_feeds_the_analysis_tab(qtbot, tmp_path, monkeypatch, tiny_model_
         assert analysis_panel.translation is panel.sentences[panel.shown_sentence].translation
         panel.select_sentence(1)
         assert analysis_panel.translation is panel.sentences[1].translation
-        assert analysis_panel.stats.rows == analysis.head_stats(panel.sentences[1].translation)
+        assert analysis_panel.stats.rows == head_statistics.head_stats(panel.sentences[1].translation)
     finally:
         window.close()
     assert not window.analysis_panel.ablation._thread.thread.isRunning()

@@ -22,33 +22,15 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui import models_panel  # noqa: E402
 from nmt_desktop.gui.app import MainWindow, default_model_path  # noqa: E402
 from nmt_desktop.gui.models_panel import attribution  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_MS = 30000
+# config_dir and open_main_window (never a dialog: errors recorded in window.shown_errors): tests/gui/conftest.py
 
 
 @pytest.fixture
-def config_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "config"
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(folder))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
-    return folder
-
-
-def open_window(qtbot, model) -> MainWindow:
-    window = MainWindow(model=None if model is None else str(model))
-    window.shown_errors = []
-    window.show_error = lambda message, title="Error": window.shown_errors.append(message)  # never a dialog
-    qtbot.addWidget(window)
-    window.show()
-    if model is not None:
-        qtbot.waitUntil(lambda: window.info is not None, timeout=TIMEOUT_MS)
-    return window
-
-
-@pytest.fixture
-def window(qtbot, config_dir, tiny_model_dir) -> MainWindow:
-    window = open_window(qtbot, tiny_model_dir)
+def window(open_main_window, tiny_model_dir) -> MainWindow:
+    window = open_main_window(tiny_model_dir)
     yield window
     window.close()
     assert not window.translate_panel._worker_thread.thread.isRunning()
@@ -75,8 +57,8 @@ class RowRecorder(QObject):
             self.rows.append(self.panel.view.painted_rows())
 
 
-def test_no_model_shows_empty_state(qtbot, config_dir) -> None:
-    window = open_window(qtbot, None)
+def test_no_model_shows_empty_state(open_main_window) -> None:
+    window = open_main_window(None)
     assert window.translate_stack.currentWidget() is window.empty_state
     assert window.empty_state.title.text() == "No model loaded — Open model…"
     assert not window.translate_panel.translate_button.isEnabled()
@@ -265,14 +247,14 @@ def test_multi_line_input_lists_lines(qtbot, window, tiny_translator) -> None:
     assert panel.output_text() == f"{first.text} {second.text}"  # joined back on the line, with a space
 
 
-def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> None:
-    window = open_window(qtbot, tiny_model_dir)
+def test_settings_persist_across_windows(qtbot, config_dir, open_main_window, tiny_model_dir) -> None:
+    window = open_main_window(tiny_model_dir)
     window.translate_panel.options.set_beam(5, 2)
     window.translate_panel.options.max_len_b.setValue(17)
     window.resize(1100, 700)
     window.close()
     assert (config_dir / "settings.json").is_file()
-    again = open_window(qtbot, None)
+    again = open_main_window(None)
     options = again.translate_panel.options
     assert options.mode.currentIndex() == 1 and options.beam.value() == 5 and options.nbest.value() == 2
     assert options.max_len_b.value() == 17
@@ -289,8 +271,8 @@ def test_settings_persist_across_windows(qtbot, config_dir, tiny_model_dir) -> N
     third.close()
 
 
-def test_int8_switch_reloads_the_model_and_persists(qtbot, config_dir, tiny_model_dir, tiny_translator) -> None:
-    window = open_window(qtbot, tiny_model_dir)
+def test_int8_switch_reloads_the_model_and_persists(qtbot, open_main_window, tiny_model_dir, tiny_translator) -> None:
+    window = open_main_window(tiny_model_dir)
     panel, switch = window.translate_panel, window.translate_panel.options.int8
     assert not switch.isChecked() and not window.info.int8 and not panel.translator.int8
     with qtbot.waitSignal(window.modelChanged, timeout=TIMEOUT_MS) as blocker:
@@ -304,7 +286,7 @@ def test_int8_switch_reloads_the_model_and_persists(qtbot, config_dir, tiny_mode
     assert weights.size and panel.view.painted_rows() > 0
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
     window.close()
-    again = open_window(qtbot, None)  # the setting persists: the last model reopens as int8
+    again = open_main_window(None)  # the setting persists: the last model reopens as int8
     assert again.translate_panel.options.int8.isChecked()
     again.close()
     third = MainWindow()

@@ -15,8 +15,8 @@ from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from nmt_desktop.gui.shortcuts import action_label, shortcut_text  # noqa: E402
+from limits import SLOW_TIMEOUT_MS as TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 60000
 
 
 def file_mime(*paths) -> QMimeData:

@@ -24,8 +24,8 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
 from nmt_desktop.gui.attention_view import AttentionView  # noqa: E402
 from nmt_desktop.gui.train.plots import ProbeView  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = "red cat runs big dog"
 CFG = DecodeConfig(attention=True, alternatives=5)
 LAYERS, HEADS = 2, 4  # the tiny model's decoder

@@ -22,8 +22,8 @@ from nmt_desktop.gui.translate.inspect_view import (BAND_FLOORS, DARK_BANDS, GIV
 
 from test_theme import contrast  # noqa: E402
 from tiny_models import LEXICON, TARGET_WORDS  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 SOURCE = "red cat runs"
 
 
@@ -190,13 +190,6 @@ def test_colours_read_in_both_themes(qtbot, window) -> None:
 
 
 # -- `nmt-desktop gui --text SOURCE --inspect TRANSLATION --screenshot FILE.png` ------------------------------
-
-
-@pytest.fixture
-def app_dirs(tmp_path, monkeypatch):
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))
-    return tmp_path
 
 
 def test_screenshot_of_an_inspected_translation(monkeypatch, app_dirs, tiny_model_dir) -> None:

@@ -21,10 +21,10 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
-from nmt_desktop.core.formats.model_dir import save_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import save_model  # noqa: E402
 from tiny_models import perturbed_model  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = "red cat runs"
 
 
@@ -156,7 +156,7 @@ def test_long_translation_never_runs_under_its_footer(open_main_window, tiny_mod
     a diffuse-attention warning listing ~80 tokens, the "Long input…" hint cut at the right edge). Now the
     translation scrolls, the footer keeps its place below it, and the warning is one short line with the list
     on hover. Geometries are compared at three window sizes."""
-    from nmt_desktop.core.analysis.heads import CoverageWarning
+    from nmt_desktop.core.analysis.coverage import CoverageWarning
     from nmt_desktop.gui.translate import quality_hint
 
     many = [CoverageWarning("diffuse", i, f"▁tok{i}", 9.0) for i in range(80)]

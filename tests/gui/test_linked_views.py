@@ -18,8 +18,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from nmt_desktop.gui.translate.output_html import token_link  # noqa: E402
 from nmt_desktop.gui.translate.word_links import anchor_span  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 SOURCE = "red cat runs"
 
 

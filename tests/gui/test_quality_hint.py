@@ -16,8 +16,8 @@ from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from nmt_desktop.core.model.transformer import build_model  # noqa: E402
 
 from tiny_models import SOURCE_WORDS, tiny_config  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 CFG = DecodeConfig(max_len_b=8, attention=True, alternatives=3)
 TRAINED_ON = {"data": {"train": "synthetic", "source_words": {"median": 4, "p95": 7, "p99": 7, "max": 7}}}
 LONG = " ".join(SOURCE_WORDS[i % len(SOURCE_WORDS)] for i in range(20))  # 20 words, well within max_positions

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QFileDialog  # noqa: E402
 from nmt_desktop.gui.analysis_session import capture  # noqa: E402
 from nmt_desktop.gui.saved_analysis import AnalysisFileError, read_analysis  # noqa: E402
 from nmt_desktop.gui.translate.inspect_view import MODEL  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = "red cat runs\nblue dog sleeps"
 
 

@@ -19,7 +19,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 
 from nmt_desktop.cli import gui as gui_command  # noqa: E402
 from nmt_desktop.cli.main import main as cli_main  # noqa: E402
-from nmt_desktop.core.analysis import heads as analysis  # noqa: E402
+from nmt_desktop.core.analysis import ablation as analysis  # noqa: E402
 from nmt_desktop.core.analysis.alignment import align, default_method  # noqa: E402
 from nmt_desktop.core.analysis.words import display_piece  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
@@ -28,13 +28,6 @@ from nmt_desktop.gui import screenshot  # noqa: E402
 TEXT = "red cat runs big dog"
 LAST_LAYER = "L2H1,L2H2,L2H3,L2H4"  # every head of the tiny model's last decoder layer
 LAST_HEADS = [(1, 0), (1, 1), (1, 2), (1, 3)]  # the same as 0-based indices
-
-
-@pytest.fixture
-def app_dirs(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))
-    return tmp_path
 
 
 def assert_png(path: Path) -> None:
@@ -86,7 +79,7 @@ CHECKS = {
 
 
 def test_every_cli_view_name_has_a_view() -> None:
-    assert set(gui_command.ANALYSIS_VIEWS) == set(screenshot.VIEWS)
+    assert gui_command.ANALYSIS_VIEWS == tuple(screenshot.VIEWS)  # both from the registry, in tab order
 
 
 @pytest.mark.parametrize("view", ["stats", "alignments", "coverage"])

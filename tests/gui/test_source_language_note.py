@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QInputMethodEvent  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QDialog  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 CHINESE = "我今天很累，想早点睡觉。"
 ENGLISH = "The red cat runs to the big house."
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from nmt_desktop.gui import theme  # noqa: E402
 from nmt_desktop.gui.app import create_app  # noqa: E402
 from nmt_desktop.gui.settings import Settings  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 # (text colour, background) pairs a person reads: every one must keep WCAG AA contrast (4.5:1)
 READ_PAIRS = [("text", "base"), ("text", "window"), ("muted", "base"), ("muted", "window"), ("warning", "base"),
               ("error", "base"), ("error", "error_background"), ("text", "code_background"), ("text", "selection"),

@@ -23,8 +23,8 @@ from nmt_desktop.gui import theme  # noqa: E402
 from nmt_desktop.gui.attention_view import AttentionView  # noqa: E402
 from nmt_desktop.gui.focus_view import FocusView  # noqa: E402
 from nmt_desktop.gui.token_axis import FLOOR_PT, elide  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 TEXT = ("red cat runs big dog sleeps small bird eats green tree water sun moon house blue cat runs big dog "
         "sleeps small")  # 22 words: 22 source pieces and </s>
 CFG = DecodeConfig(attention=True, alternatives=5)

@@ -11,7 +11,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtWidgets import (QAbstractButton, QAbstractSpinBox, QCheckBox, QComboBox, QLineEdit,  # noqa: E402
                                QSlider, QWidget)
 
-TIMEOUT_MS = 60000
+from limits import SLOW_TIMEOUT_MS as TIMEOUT_MS  # noqa: E402
+
 CONTROLS = (QAbstractButton, QComboBox, QAbstractSpinBox, QLineEdit, QSlider, QCheckBox)
 # Qt's own parts, not the app's controls: they carry no tooltip of ours and need none
 QT_INTERNALS = {

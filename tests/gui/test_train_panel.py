@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 from nmt_desktop.core.training.checkpoint import read_state  # noqa: E402
 from nmt_desktop.core.config import TrainConfig  # noqa: E402
-from nmt_desktop.core.formats.model_dir import load_model  # noqa: E402
+from nmt_desktop.core.formats.model_folder import load_model  # noqa: E402
 from nmt_desktop.gui.app import MainWindow  # noqa: E402
 from nmt_desktop.gui.train.process import LineBuffer, command_lines, parse_event  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from nmt_desktop.core.decoding.document import Unit
-from nmt_desktop.core.decoding.translator import Alternative, Step
+from nmt_desktop.core.decoding.results import Unit
+from nmt_desktop.core.decoding.results import Alternative, Step
 from nmt_desktop.gui.translate.document_model import TranslationDocument
 from nmt_desktop.gui.translate.output_html import output_html, parse_token_link, token_link, words_html
 

@@ -10,26 +10,12 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.tokenizer import Tokenizer, TokenizerPair  # noqa: E402
-from nmt_desktop.core.model.transformer import build_model  # noqa: E402
-from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 
-from tiny_models import tiny_config  # noqa: E402
+from tiny_models import multilingual_translator  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
-TIMEOUT_MS = 30000
 CODES = [">>fra<<", ">>spa<<", ">>por<<"]
 CFG = DecodeConfig(max_len_b=5, attention=True, alternatives=3)
-
-
-def multilingual_translator(tiny_trained) -> Translator:
-    """A random model whose source vocabulary has target-language tokens."""
-    import tokenizers
-
-    _, pair = tiny_trained
-    source = Tokenizer.from_str(pair.source.to_str())
-    source.hf.add_special_tokens([tokenizers.AddedToken(c, special=True, normalized=False) for c in CODES])
-    pair = TokenizerPair(source, Tokenizer.from_str(pair.target.to_str()), joint=False)
-    return Translator(build_model(tiny_config(pair), seed=5), pair, name="multi")
 
 
 def translate_and_wait(qtbot, panel, text: str) -> None:
@@ -52,13 +38,13 @@ def test_box_is_hidden_for_an_ordinary_model(qtbot, panel, tiny_translator) -> N
 
 
 def test_box_defaults_to_the_models_target_language(qtbot, panel, tiny_trained, tiny_translator) -> None:
-    tr = multilingual_translator(tiny_trained)
+    tr = multilingual_translator(tiny_trained, CODES)
     panel.set_translator(tr, SimpleNamespace(src_lang="en", tgt_lang="spa"))
     box = panel.target_language_box
     assert not box.isHidden() and not panel.target_language_label.isHidden()
     assert shown_codes(panel) == CODES and box.toolTip()
     assert box.currentData() == ">>spa<<" and box.currentText() == "Spanish (spa)"
-    other = multilingual_translator(tiny_trained)
+    other = multilingual_translator(tiny_trained, CODES)
     panel.set_translator(other, SimpleNamespace(src_lang="en", tgt_lang="ROMANCE"))
     assert box.currentData() == ">>spa<<"  # the same languages (a reload): the choice is kept
     panel.set_translator(tiny_translator, None)
@@ -68,7 +54,7 @@ def test_box_defaults_to_the_models_target_language(qtbot, panel, tiny_trained, 
 
 
 def test_choice_applies_to_the_next_translation(qtbot, panel, tiny_trained) -> None:
-    tr = multilingual_translator(tiny_trained)
+    tr = multilingual_translator(tiny_trained, CODES)
     panel.set_translator(tr, SimpleNamespace(src_lang="en", tgt_lang="fra"))
     token_id = {c: tr.tokenizers.source.token_to_id(c) for c in CODES}
     translate_and_wait(qtbot, panel, "red cat runs")

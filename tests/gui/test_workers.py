@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QObject, Qt, Signal, Slot  # noqa: E402
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.core.decoding.translator import Step  # noqa: E402
+from nmt_desktop.core.decoding.results import Step  # noqa: E402
 from nmt_desktop.gui.workers import ModelInfo, ModelLoader, TranslateWorker, WorkerThread  # noqa: E402
 
 
