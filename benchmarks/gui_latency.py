@@ -308,11 +308,14 @@ class Bench:
         text = self.panel.output.toPlainText().replace("▍", "").replace("\u00a0", " ").strip()
         return bool(text)
 
-    def _paint_after(self, t: float) -> float | None:
-        """Time by which both viewports have had a Paint event at or after t (None if not yet)."""
+    def _paint_after(self, t: float, grid_t: float | None = None) -> float | None:
+        """Time by which both viewports have had a Paint event at or after t (the grid's: at or after grid_t when
+        given, the last time its cells were handed images: a finish that adds no row repaints nothing) (None if
+        not yet)."""
         times = []
-        for vp in self.viewports.values():
-            later = [p for p in self.paints[vp] if p >= t]
+        for name, vp in self.viewports.items():
+            since = min(grid_t, t) if name == "grid" and grid_t is not None else t
+            later = [p for p in self.paints[vp] if p >= since]
             if not later:
                 return None
             times.append(later[0])
@@ -338,7 +341,7 @@ class Bench:
 
         panel = self.panel
         st: dict[str, Any] = {"first_data": None, "last_data": None, "finished": False, "target": None,
-                              "armed": False}
+                              "armed": False, "grid_counts": None, "grid_changed": None}
         row_times: list[float] = []  # row_times[k]: when painted_rows() was first seen >= k + 1
         ticks: list[float] = []
         self.worker_steps.clear()
@@ -352,6 +355,9 @@ class Bench:
             if not st["armed"]:
                 return
             rows = panel.view.painted_rows()
+            counts = (getattr(panel.view, "full_repaints", None), getattr(panel.view, "row_paints", None))
+            if counts[0] is not None and counts != st["grid_counts"]:  # the cells were handed new images
+                st["grid_counts"], st["grid_changed"] = counts, now
             if panel.view.streaming or st["finished"]:
                 while len(row_times) < rows:
                     row_times.append(now)
@@ -364,7 +370,8 @@ class Bench:
                     if panel.view.painted_rows() == st["target"]:
                         st["last_data"] = now
             if st["last_data"] is not None and st["first_data"] is not None:
-                if self._paint_after(st["last_data"]) is not None and self._paint_after(st["first_data"]) is not None:
+                if (self._paint_after(st["last_data"], st["grid_changed"]) is not None
+                        and self._paint_after(st["first_data"]) is not None):
                     loop.quit()
                 elif now - st["last_data"] > 2.0:  # no Paint event came: report the condition times only
                     loop.quit()
@@ -414,7 +421,7 @@ class Bench:
         if st["last_data"] is None or st["first_data"] is None:
             raise SystemExit(f"the translation did not finish painting within {RUN_TIMEOUT_S}s: {self.errors}")
         first_paint = self._paint_after(st["first_data"])
-        last_paint = self._paint_after(st["last_data"])
+        last_paint = self._paint_after(st["last_data"], st["grid_changed"])
         end = last_paint if last_paint is not None else st["last_data"]
         window = [t for t in ticks if t0 <= t <= end]
         edges = [t0] + window + [end]
@@ -518,7 +525,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> dict:
               file=sys.stderr)
     tokens = args.tokens if args.tokens is not None else (40 if standin else 0)
     if args.grid_build_slice is not None:  # A/B of the gradual grid build (1e9: every cell at once, as before)
-        from nmt_desktop.gui import attention_view
+        from nmt_desktop.gui.attention import grid as attention_view
 
         attention_view.GRID_BUILD_SLICE_S = args.grid_build_slice
     if args.threads:

@@ -83,7 +83,7 @@ def _render_grid(translation: Translation) -> dict[str, int]:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
-    from nmt_desktop.gui.attention_view import AttentionView
+    from nmt_desktop.gui.attention.grid import AttentionView
     from nmt_desktop.gui.lifetime import running_app
 
     with running_app():  # the view is deleted and the app closed down before the process ends

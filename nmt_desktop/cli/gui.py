@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     for option in ("text", "inspect"):
         if getattr(args, option) is not None:
             setattr(args, option, fix_arg(getattr(args, option)))
-    from nmt_desktop.gui.app import HeadlessError, run_gui
+    from nmt_desktop.gui.headless.gui_command import HeadlessError, run_gui
 
     try:
         return run_gui(args)

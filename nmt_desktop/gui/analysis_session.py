@@ -21,7 +21,7 @@ from .saved_analysis import SUFFIX, AnalysisFileError, SavedAnalysis, SavedModel
 from .translate.inspect_view import GIVEN, MODEL
 
 if TYPE_CHECKING:
-    from .app import MainWindow
+    from .window_api import WindowApi
 
 SHOWN = {GIVEN: "given", MODEL: "model"}
 TABS = [key for key, _label in TAB_KEYS]
@@ -42,7 +42,7 @@ def _same(a: str | Path, b: str | Path) -> bool:
         return False
 
 
-def capture(window: MainWindow) -> SavedAnalysis:
+def capture(window: WindowApi) -> SavedAnalysis:
     """The window's analysis as it stands (ValueError when no model is loaded)."""
     info = window.info
     if info is None:
@@ -78,7 +78,7 @@ class AnalysisSession(QObject):
     restored = Signal(str)
     refused = Signal(str)
 
-    def __init__(self, window: MainWindow):
+    def __init__(self, window: WindowApi):
         super().__init__(window)
         self.window = window
         self.note = ""  # said when the model changed since the analysis was saved

@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QLabel, QWidget
 
-from .workers import WorkerThread, _one_line
+from .workers import WorkerThread, one_line
 
 log = logging.getLogger("nmt_desktop.gui.job_view")
 
@@ -35,7 +35,7 @@ class CallWorker(QObject):
             result = fn()
         except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
             log.exception("job %d failed", request_id)
-            self.failed.emit(request_id, _one_line(exc))
+            self.failed.emit(request_id, one_line(exc))
             return
         self.finished.emit(request_id, result)
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMenu
 from . import theme
 
 if TYPE_CHECKING:
-    from .app import MainWindow
+    from .window_api import WindowApi
 
 THEME_LABELS = {"system": "&System (follow the desktop)", "light": "&Light", "dark": "&Dark"}
 TAB_KEYS = (("translate", "&Translate"), ("models", "&Models"), ("train", "T&rain"), ("analysis", "&Analysis"))
@@ -30,7 +30,7 @@ class Menus:
     colormap_actions: dict[str, QAction] = field(default_factory=dict)  # by colour map name
 
 
-def _action(window: MainWindow, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
+def _action(window: WindowApi, menu: QMenu, text: str, slot: Callable[[], object], shortcut: str | None = None,
             tip: str = "") -> QAction:
     act = QAction(text, window)
     if shortcut:
@@ -43,7 +43,7 @@ def _action(window: MainWindow, menu: QMenu, text: str, slot: Callable[[], objec
     return act
 
 
-def build_menus(window: MainWindow) -> Menus:
+def build_menus(window: WindowApi) -> Menus:
     menus = Menus()
     a = menus.actions
     bar = window.menuBar()

@@ -1,4 +1,4 @@
-"""QObject workers that run on QThreads: decoding (`TranslateWorker`) and model loading (`ModelLoader`).
+"""QObject workers that run on QThreads: decoding (`TranslateWorker`; model loading is models/loader.py).
 
 One signal set per worker: `started`, `step`, `finished`, `failed`; every signal carries the request
 id first, so a panel can ignore what a cancelled or superseded request still sends. Payloads are the
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from .model_names import run_model_name
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
@@ -85,7 +84,7 @@ class TranslateWorker(QObject):
         except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
             log.exception("translation %d failed", request_id)
             if not self.is_cancelled(request_id):
-                self.failed.emit(request_id, _one_line(exc))
+                self.failed.emit(request_id, one_line(exc))
         finally:
             self._busy.clear()
             with self._lock:
@@ -106,60 +105,6 @@ class TranslateWorker(QObject):
             return
         log.info("translated %d sentence(s) in %.2fs", len(document.units), time.perf_counter() - t0)
         self.finished.emit(request_id, list(document.results))
-
-
-@dataclass
-class ModelInfo:
-    """What the app shows about a loaded model."""
-
-    path: Path
-    name: str
-    src_lang: str
-    tgt_lang: str
-    size_bytes: int
-    layers: int
-    heads: int
-    card: dict = field(default_factory=dict)
-    int8: bool = False  # decoding with int8 linear layers (core/decoding/int8.py)
-
-    @property
-    def languages(self) -> str:
-        if self.src_lang or self.tgt_lang:
-            return f"{self.src_lang or '?'} → {self.tgt_lang or '?'}"
-        return ""
-
-
-class ModelLoader(QObject):
-    """Loads a model folder or zip: `finished(request_id, (translator, ModelInfo))` or `failed`.
-
-    With int8 the translator decodes with an int8 copy of the linear layers (faster on CPU)."""
-
-    started = Signal(int, str)
-    finished = Signal(int, object)
-    failed = Signal(int, str)
-
-    @Slot(int, str)
-    @Slot(int, str, bool)
-    def load(self, request_id: int, path: str, int8: bool = False) -> None:
-        from nmt_desktop.core.decoding.source_language import warm_up
-        from nmt_desktop.core.decoding.translator import Translator
-        from nmt_desktop.core.formats.model_folder import model_size_bytes
-
-        self.started.emit(request_id, path)
-        try:
-            translator = Translator.load(path, int8=int8)  # a training run's folder opens its best model (logged)
-            loaded_from, cfg = translator.path, translator.config
-            assert loaded_from is not None  # load() sets it
-            name = run_model_name(loaded_from) or translator.name  # a run's RUN/best is named after the run
-            info = ModelInfo(loaded_from, name, cfg.src_lang, cfg.tgt_lang, model_size_bytes(str(loaded_from)),
-                             cfg.decoder_layers, cfg.n_heads, dict(translator.card), int8)
-        except Exception as exc:  # noqa: BLE001 - a bad model is reported, never raised
-            log.warning("cannot load model %s: %s", path, exc)
-            self.failed.emit(request_id, _one_line(exc))
-            return
-        warm_up()  # the language identifier's 0.4 s load, here and not on the GUI thread at the first translation
-        log.info("loaded model %s", path)
-        self.finished.emit(request_id, (translator, info))
 
 
 class WorkerThread:
@@ -199,7 +144,7 @@ def stop_all_threads() -> None:
             worker_thread.stop()
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     from nmt_desktop.core.formats.model_folder_layout import ModelFolderError
 

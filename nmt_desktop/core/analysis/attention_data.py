@@ -15,10 +15,23 @@ import numpy as np
 from nmt_desktop.core.analysis.words import join_word, merge_attention, word_groups
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.decoding.results import Translation
 
 KINDS = ("cross", "encoder", "decoder")
 KIND_TITLES = {"cross": "Cross-attention", "encoder": "Encoder self-attention", "decoder": "Decoder self-attention"}
+
+
+def head_averages(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(L, H, R, C) -> (each layer's head mean (L, R, C), the mean of all heads (R, C)), float32.
+
+    The one place these averages are computed: streamed rows, finished translations and
+    `AttentionData.averages` all come here (means in float64, so a streamed row equals the finished one)."""
+    L, H, R, C = weights.shape
+    if L == 0 or H == 0:
+        return np.zeros((L, R, C), dtype=np.float32), np.zeros((R, C), dtype=np.float32)
+    per_layer = weights.mean(axis=1, dtype=np.float64).astype(np.float32)
+    overall = weights.mean(axis=(0, 1), dtype=np.float64).astype(np.float32)
+    return per_layer, overall
 
 
 @dataclass
@@ -59,6 +72,13 @@ class AttentionData:
     def cols(self) -> int:
         return self.weights.shape[3]
 
+    @staticmethod
+    def kinds_of(translation: Translation, hypothesis: int = 0) -> list[str]:
+        """The kinds `from_translation` finds in `translation.nbest[hypothesis]`, in `KINDS` order."""
+        hyp = translation.nbest[hypothesis]
+        found = {"cross": hyp.attention, "encoder": translation.encoder_attention, "decoder": hyp.self_attention}
+        return [kind for kind in KINDS if found[kind] is not None]
+
     @classmethod
     def from_translation(cls, translation: Translation, kind: str = "cross", hypothesis: int = 0) -> "AttentionData":
         """The `kind` attention of `translation.nbest[hypothesis]`; ValueError if the translation lacks it."""
@@ -86,13 +106,8 @@ class AttentionData:
                              [join_word([tgt_tokens[i] for i in g]) for g in tgt_groups], weights)
 
     def averages(self) -> tuple[np.ndarray, np.ndarray]:
-        """(per-layer head mean (layers, rows, cols), overall mean (rows, cols))."""
-        L, H, R, C = self.weights.shape
-        if L == 0 or H == 0:
-            return np.zeros((L, R, C), dtype=np.float32), np.zeros((R, C), dtype=np.float32)
-        per_layer = self.weights.mean(axis=1, dtype=np.float64).astype(np.float32)
-        overall = self.weights.mean(axis=(0, 1), dtype=np.float64).astype(np.float32)
-        return per_layer, overall
+        """(per-layer head mean (layers, rows, cols), overall mean (rows, cols)): `head_averages`."""
+        return head_averages(self.weights)
 
     def matrix(self, layer: int, head: int) -> np.ndarray:
         """One cell's (rows, cols) matrix: a head, a layer's head mean (head -1) or the overall mean (-1, -1)."""

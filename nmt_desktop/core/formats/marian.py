@@ -196,26 +196,28 @@ def convert_weights(hf: dict[str, torch.Tensor], config: ModelConfig) -> dict[st
     def norm(ours: str, theirs: str) -> None:
         out[f"{ours}.weight"], out[f"{ours}.bias"] = take(f"{theirs}.weight"), take(f"{theirs}.bias")
 
-    for i in range(config.encoder_layers):
-        p, q = f"encoder_layers.{i}", f"encoder.layers.{i}"
+    def self_attention(p: str, q: str, residual: str) -> None:  # ours p.<...>, theirs q.<...>
         lin(f"{p}.self_attn.qkv_proj", [f"{q}.self_attn.{x}_proj" for x in "qkv"])
         lin(f"{p}.self_attn.out_proj", [f"{q}.self_attn.out_proj"])
-        norm(f"{p}.attn_res.norm", f"{q}.self_attn_layer_norm")
+        norm(f"{p}.{residual}.norm", f"{q}.self_attn_layer_norm")
+
+    def feed_forward(p: str, q: str) -> None:
         lin(f"{p}.ffn.fc1", [f"{q}.fc1"])
         lin(f"{p}.ffn.fc2", [f"{q}.fc2"])
         norm(f"{p}.ffn_res.norm", f"{q}.final_layer_norm")
+
+    for i in range(config.encoder_layers):
+        p, q = f"encoder_layers.{i}", f"encoder.layers.{i}"
+        self_attention(p, q, "attn_res")
+        feed_forward(p, q)
     for i in range(config.decoder_layers):
         p, q = f"decoder_layers.{i}", f"decoder.layers.{i}"
-        lin(f"{p}.self_attn.qkv_proj", [f"{q}.self_attn.{x}_proj" for x in "qkv"])
-        lin(f"{p}.self_attn.out_proj", [f"{q}.self_attn.out_proj"])
-        norm(f"{p}.self_res.norm", f"{q}.self_attn_layer_norm")
+        self_attention(p, q, "self_res")
         lin(f"{p}.cross_attn.q_proj", [f"{q}.encoder_attn.q_proj"])
         lin(f"{p}.cross_attn.kv_proj", [f"{q}.encoder_attn.k_proj", f"{q}.encoder_attn.v_proj"])
         lin(f"{p}.cross_attn.out_proj", [f"{q}.encoder_attn.out_proj"])
         norm(f"{p}.cross_res.norm", f"{q}.encoder_attn_layer_norm")
-        lin(f"{p}.ffn.fc1", [f"{q}.fc1"])
-        lin(f"{p}.ffn.fc2", [f"{q}.fc2"])
-        norm(f"{p}.ffn_res.norm", f"{q}.final_layer_norm")
+        feed_forward(p, q)
     # the fixed sinusoid tables, when stored, must be the ones the model builds
     table = sinusoidal_positions(config.max_positions, config.d_model, "concat")
     for side in ("encoder", "decoder"):

@@ -10,8 +10,9 @@ import json
 import os
 import re
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Iterator
 
 import torch
 from safetensors import safe_open
@@ -73,37 +74,36 @@ class FolderSource(ModelSource):
     def where(self, name: str) -> str:
         return str(self._file(name))
 
-    def read(self, name: str, limit: int) -> bytes:
+    @contextmanager
+    def _opened(self, name: str, limit: int) -> Iterator[tuple[BinaryIO, int]]:
+        """The file open for reading, with its size, once that size is within `limit`; a missing file, or an
+        OSError while it is open, becomes a ModelFolderError."""
         path = self._file(name)
         try:
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size > limit:
                     raise ModelFolderError(name, f"is too large ({size} bytes; the limit is {limit})")
-                data = f.read(limit + 1)
+                yield f, size
         except FileNotFoundError:
             raise self.missing(name) from None
         except OSError as exc:
             raise ModelFolderError(path, f"cannot be read ({exc.strerror or exc})") from None
+
+    def read(self, name: str, limit: int) -> bytes:
+        with self._opened(name, limit) as (f, _):
+            data = f.read(limit + 1)
         if len(data) > limit:
             raise ModelFolderError(name, f"is too large (over {limit} bytes)")
         return data
 
     def safetensors(self, name: str) -> "SafetensorsFile":
         path = self._file(name)
-        try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size > MAX_WEIGHTS_BYTES:
-                    raise ModelFolderError(name, f"is too large ({size} bytes; the limit is {MAX_WEIGHTS_BYTES})")
-                head = f.read(9)
-                n = header_length(name, head, size)
-                f.seek(8)
-                header = f.read(n)
-        except FileNotFoundError:
-            raise self.missing(name) from None
-        except OSError as exc:
-            raise ModelFolderError(path, f"cannot be read ({exc.strerror or exc})") from None
+        with self._opened(name, MAX_WEIGHTS_BYTES) as (f, size):
+            head = f.read(9)
+            n = header_length(name, head, size)
+            f.seek(8)
+            header = f.read(n)
         entries = parse_header(name, header, size)
 
         def load() -> dict[str, torch.Tensor]:

@@ -21,7 +21,7 @@ from nmt_desktop.core.config import DecodeConfig
 
 from .. import theme
 from ..empty_state import EmptyMessage
-from ..focus_view import FocusView
+from ..attention.focus import FocusView
 from ..job_view import JobView
 from .analysis_view import AnalysisView
 

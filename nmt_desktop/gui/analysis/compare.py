@@ -21,9 +21,9 @@ from nmt_desktop.core.analysis.head_names import head_name
 from nmt_desktop.core.config import DecodeConfig
 
 from ..empty_state import EmptyMessage
-from ..focus_view import FocusView
+from ..attention.focus import FocusView
 from ..job_view import JobView
-from ..model_picker import ModelPicker
+from ..models.picker import ModelPicker
 from .analysis_view import AnalysisView
 from .second_model import ask_model_path, load_second_model
 

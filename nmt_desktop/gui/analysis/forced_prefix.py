@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBo
 from nmt_desktop.core.analysis.words import display_piece
 from nmt_desktop.core.config import DecodeConfig
 
-from ..focus_view import FocusView
+from ..attention.focus import FocusView
 from ..job_view import JobView
 from .analysis_view import AnalysisView
 from .layer_combo import layer_choice, layer_items

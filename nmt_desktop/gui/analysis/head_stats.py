@@ -21,7 +21,7 @@ from nmt_desktop.core.analysis import head_statistics as analysis
 from nmt_desktop.core.analysis.head_names import head_description, head_name, layer_name
 
 from .. import theme
-from ..heatmap import top_level
+from ..attention.heatmap import top_level
 from .analysis_view import AnalysisView
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 from nmt_desktop.core.config import DecodeConfig
 
 from ..labels import fit_width, set_fitting_text
-from ..workers import _one_line
+from ..workers import one_line
 from . import registry
 from .analysis_view import AnalysisView
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Translation
 
     from ..translate import TranslatePanel
-    from ..workers import ModelInfo
+    from ..models.loader import ModelInfo
     from .alignment import AlignmentView
     from .forced_prefix import ForcedPrefixView
 
@@ -118,7 +118,7 @@ def connect_to_translate_panel(panel: AnalysisPanel, translate_panel: TranslateP
         except Exception as exc:  # noqa: BLE001
             log.exception("analysis failed")
             if on_error is not None:
-                on_error(_one_line(exc))
+                on_error(one_line(exc))
 
     def sentence_selected(index: int) -> None:
         sentences = translate_panel.sentences

@@ -23,9 +23,9 @@ from .head_stats import HeadStatsView
 from .view_names import VIEW_KEYS
 
 if TYPE_CHECKING:
-    from ..app import MainWindow
+    from .screenshot_steps import ShotWindow
 
-Prepare = Callable[["MainWindow", Any, argparse.Namespace], None]  # (window, the view, the CLI's arguments)
+Prepare = Callable[["ShotWindow", Any, argparse.Namespace], None]  # (window, the view, the CLI's arguments)
 
 
 @dataclass(frozen=True)

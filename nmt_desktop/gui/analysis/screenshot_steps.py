@@ -10,16 +10,15 @@ saved next holds it; a failed job is a HeadlessError with the view's own one-lin
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from PySide6.QtCore import SignalInstance
 
 from nmt_desktop.core.analysis.head_names import HeadNameError, HeadRef, check_head_refs, expand_heads
 
-from ..headless import HeadlessError, wait_until
+from ..waiting import HeadlessError, wait_until
 
 if TYPE_CHECKING:
-    from ..app import MainWindow
     from ..job_view import JobView
     from .ablation import AblationView
     from .alignment import AlignmentView
@@ -30,6 +29,14 @@ if TYPE_CHECKING:
 DEFAULT_TREE_BEAM = 4
 JOB_TIMEOUT_S = 300
 
+
+
+class ShotWindow(Protocol):
+    """What a screenshot step uses of the main window. Typed loosely: naming the window or the panel here
+    would make the analysis package import what imports it."""
+
+    translate_panel: Any  # the Translate tab (its last_config)
+    analysis_panel: Any  # this package's AnalysisPanel
 
 def check_heads(refs: list[HeadRef], flag: str, layers: int, heads: int) -> None:
     """A HeadlessError (code 2) naming `flag` when a head or layer of `refs` is not in the model."""
@@ -51,7 +58,7 @@ def run_job(view: JobView, start: Callable[[], int], done: SignalInstance, what:
         raise HeadlessError(view.status_label().text() or f"{what} failed")
 
 
-def ablation(window: MainWindow, view: AblationView, args: argparse.Namespace) -> None:
+def ablation(window: ShotWindow, view: AblationView, args: argparse.Namespace) -> None:
     cfg = view.translator.config
     refs = args.ablate or [HeadRef(cfg.decoder_layers - 1)]  # default: the last layer's heads
     check_heads(refs, "--ablate", cfg.decoder_layers, cfg.n_heads)
@@ -59,13 +66,13 @@ def ablation(window: MainWindow, view: AblationView, args: argparse.Namespace) -
     run_job(view, view.retranslate, view.retranslated, "the re-translation with heads off")
 
 
-def alignments(window: MainWindow, view: AlignmentView, args: argparse.Namespace) -> None:
+def alignments(window: ShotWindow, view: AlignmentView, args: argparse.Namespace) -> None:
     """A reading that runs the model (masking) started when the view was shown, and has been waited for."""
     if not view.links:
         raise HeadlessError(view.pharaoh_label.text() or "no alignment to show")
 
 
-def forced(window: MainWindow, view: ForcedPrefixView, args: argparse.Namespace) -> None:
+def forced(window: ShotWindow, view: ForcedPrefixView, args: argparse.Namespace) -> None:
     """Force the most probable token other than the chosen one at step --force-step (1-based)."""
     translation = window.analysis_panel.translation
     n = args.force_step or 1
@@ -86,7 +93,7 @@ def check_beam_tree(args: argparse.Namespace) -> None:
         raise HeadlessError(f"--analysis-view beam-tree needs --beam 2 or more (default {DEFAULT_TREE_BEAM})", 2)
 
 
-def beam_tree(window: MainWindow, view: BeamTreeView, args: argparse.Namespace) -> None:
+def beam_tree(window: ShotWindow, view: BeamTreeView, args: argparse.Namespace) -> None:
     beam = args.beam or DEFAULT_TREE_BEAM
     if not view.beam.minimum() <= beam <= view.beam.maximum():
         raise HeadlessError(f"--beam {beam}: the beam tree draws beams of {view.beam.minimum()}.."
@@ -112,6 +119,6 @@ def check_compare(args: argparse.Namespace) -> None:
         raise HeadlessError("--analysis-view compare needs --compare MODEL (the second model)", 2)
 
 
-def compare(window: MainWindow, view: CompareView, args: argparse.Namespace) -> None:
+def compare(window: ShotWindow, view: CompareView, args: argparse.Namespace) -> None:
     run_job(view, lambda: view.load_other(args.compare), view.otherLoaded, "model B to load")
     run_job(view, view.compare, view.compared, "the comparison")

@@ -20,13 +20,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QCheckBox, QComb
 from nmt_desktop.core.config import PRESETS, ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
 
-from ..device_detection import Device, no_gpu_message
+from .device_detection import Device, no_gpu_message
 from .fields import FloatEdit, PathRow, double_box, spin_box
 from .form_tips import apply_tips
 from .process import command_lines
 
 if TYPE_CHECKING:
-    from ..workers import ModelInfo
+    from ..models.loader import ModelInfo
     from .controller import DataCheck
 
 # Defaults that differ between fine-tuning a loaded model and training from scratch.

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .form import TrainForm
+from PySide6.QtWidgets import QWidget
 
 # form attribute -> tooltip
 TIPS = {
@@ -43,7 +40,9 @@ TIPS = {
 PATH_ROWS = ("train_file", "train_src", "train_tgt", "dev_file", "dev_src", "dev_tgt")
 
 
-def apply_tips(form: TrainForm) -> None:
+def apply_tips(form: QWidget) -> None:
+    """Set the tooltips on the Train form's controls, found by attribute name (the form calls it, so this
+    module does not import the form back)."""
     for name, tip in TIPS.items():
         getattr(form, name).setToolTip(tip)
     for name in PATH_ROWS:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
 from nmt_desktop.core.config import ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
 
-from ..device_detection import Device, detect_devices
+from .device_detection import Device, detect_devices
 from ..formatting import format_time_left
 from ..labels import fit_width
 from ..lifetime import start_thread
@@ -32,7 +32,7 @@ from .plots import LivePlots, ProbeView
 from .process import TrainProcess, command_lines
 
 if TYPE_CHECKING:
-    from ..workers import ModelInfo
+    from ..models.loader import ModelInfo
 
 
 class TrainPanel(QWidget):

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSiz
 from nmt_desktop.core.analysis.head_names import head_name
 
 from .. import theme
-from ..focus_view import FocusView
+from ..attention.focus import FocusView
 
 PLOTS = {  # key: (plot, legend name, colour)
     "train_loss": ("loss", "train loss", "#4f46e5"),

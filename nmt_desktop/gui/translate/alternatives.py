@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTableWid
 
 from nmt_desktop.core.analysis.words import display_piece
 
-from ..token_axis import TOKEN_LEGEND
+from ..attention.token_axis import TOKEN_LEGEND
 from ..formatting import format_prob
 from .output_html import probability
 

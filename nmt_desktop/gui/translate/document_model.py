@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class TranslatedUnit:
-    """One unit of the text (a sentence of a line) on its way to a translation."""
+class UnitProgress:
+    """How far the Translate tab has got with one core `Unit` (a sentence of a line): the steps streamed so
+    far, then its `Translation`. Not another kind of unit: it holds the unit, and `text` / `source_tokens`
+    are the unit's."""
 
     unit: Unit
     steps: list[Step] = field(default_factory=list)  # as streamed; once finished, the shown hypothesis'
@@ -49,14 +51,14 @@ class TranslationDocument:
     """The units of the request shown, their steps and translations, and the selection."""
 
     def __init__(self) -> None:
-        self.units: list[TranslatedUnit] = []
+        self.units: list[UnitProgress] = []
         self.shown = -1  # index of the unit shown in the attention view, -1: none
         self.hypothesis = 0  # row of the shown unit's n-best list
         self.coverage: list[list[CoverageWarning]] = []  # per finished unit (best hypothesis)
         self.eos_id: int | None = None
 
     def begin(self, units: Sequence[Unit], eos_id: int | None = None) -> None:
-        self.units = [TranslatedUnit(u) for u in units]
+        self.units = [UnitProgress(u) for u in units]
         self.shown, self.hypothesis, self.coverage, self.eos_id = -1, 0, [], eos_id
 
     def clear(self) -> None:
@@ -76,7 +78,7 @@ class TranslationDocument:
             unit.translation = translation
             unit.steps = translation.best.steps(self.eos_id)
 
-    def current(self) -> TranslatedUnit | None:
+    def current(self) -> UnitProgress | None:
         return self.units[self.shown] if 0 <= self.shown < len(self.units) else None
 
     def show_hypothesis(self, row: int) -> bool:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.decoding.results import Translation
 
-    from .panel import TranslatePanel
+    from .tab_api import TranslateTab
 
 __all__ = ["SCORE_CONFIG", "InspectBox", "TranslationEdit"]
 
@@ -57,7 +57,7 @@ class InspectBox(JobView):
     def __init__(self, parent: QWidget | None = None):
         super().__init__("inspect-worker", parent)
         self.translator: Translator | None = None
-        self.panel: TranslatePanel | None = None
+        self.panel: TranslateTab | None = None
         self.result: InspectResult | None = None
         self.shown = ""  # GIVEN or MODEL once a result is shown
         self.title = QLabel("Your translation")
@@ -107,7 +107,7 @@ class InspectBox(JobView):
 
     # -- wiring ---------------------------------------------------------------------------------------
 
-    def bind(self, panel: TranslatePanel) -> None:
+    def bind(self, panel: TranslateTab) -> None:
         """Read the source and the model's translation from `panel`; show results in its attention view and
         alternatives; a new translation there returns its view to the model's tokens."""
         self.panel = panel

@@ -18,28 +18,29 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QListWidg
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig
 
-from ..attention_view import AttentionView
+from ..attention.grid import AttentionView
 from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
-from .document_model import TranslatedUnit, TranslationDocument
+from .document_model import UnitProgress, TranslationDocument
 from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
 from ..labels import set_fitting_text
-from .model_picker import ModelPicker
+from ..models.picker import ModelPicker
 from .nbest_list import NBestList
-from .output_pane import build_output_pane
+from .output_pane import OutputPane, title_row
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
 from .target_language import language_label
 from .word_links import TranslateLinks
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.analysis.heads import CoverageWarning
-    from nmt_desktop.core.decoding.document import Unit
-    from nmt_desktop.core.decoding.translator import Step, Translation, Translator
+    from nmt_desktop.core.analysis.coverage import CoverageWarning
+    from nmt_desktop.core.decoding.results import Unit
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Step, Translation
 
-    from ..workers import ModelInfo
+    from ..models.loader import ModelInfo
 
 log = logging.getLogger("nmt_desktop.gui.translate")
 
@@ -87,7 +88,7 @@ class TranslatePanel(QWidget):
     # -- the document, as the rest of the app reads it ------------------------------------------------
 
     @property
-    def sentences(self) -> list[TranslatedUnit]:
+    def sentences(self) -> list[UnitProgress]:
         """The units of the request shown (each: .text, .steps, .translation once finished)."""
         return self.document.units
 
@@ -134,11 +135,7 @@ class TranslatePanel(QWidget):
         src_box.setObjectName("pane")
         sl = QVBoxLayout(src_box)
         self.model_picker = ModelPicker()  # filled by the window from the Models tab (model_picker.py)
-        title = QHBoxLayout()
-        title.addWidget(self.source_lang)
-        title.addStretch(1)
-        title.addWidget(self.model_picker)
-        sl.addLayout(title)
+        sl.addLayout(title_row(self.source_lang, self.model_picker))
         sl.addWidget(self.source, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.as_you_type)
@@ -147,7 +144,11 @@ class TranslatePanel(QWidget):
         buttons.addWidget(self.translate_button)
         sl.addLayout(buttons)
 
-        out_box = build_output_pane(self)  # the output, target-language box and notes (output_pane.py)
+        out_box = OutputPane(self.target_lang, self)  # the output, target-language box and notes (output_pane.py)
+        self.output, self.score_label, self.error_label = out_box.output, out_box.score_label, out_box.error_label
+        self.target_language_box, self.target_language_label = out_box.target_language_box, out_box.target_language_label
+        self.language_note, self.coverage_label, self.quality_hint = (out_box.language_note, out_box.coverage_label,
+                                                                      out_box.quality_hint)
         self.output.anchorClicked.connect(self._token_clicked)
         self.output.highlighted.connect(self._token_hovered)
 

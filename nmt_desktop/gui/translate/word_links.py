@@ -24,12 +24,12 @@ from PySide6.QtWidgets import QTextEdit
 from nmt_desktop.core.analysis.words import word_spans
 
 from .. import theme
-from ..linked_tokens import Highlight, LinkedTokens
+from ..attention.linked_tokens import Highlight, LinkedTokens
 from .output_html import parse_token_link, token_link
 
 if TYPE_CHECKING:
-    from .document_model import TranslatedUnit
-    from .panel import TranslatePanel
+    from .document_model import UnitProgress
+    from .tab_api import TranslateTab
 
 LIT = {False: "#fde68a", True: "#854d0e"}  # a linked word's background, light / dark theme (text stays legible)
 
@@ -63,7 +63,7 @@ def anchor_span(edit: QTextEdit, href: str) -> tuple[int, int] | None:
     return None
 
 
-def unit_spans(text: str, units: list[TranslatedUnit]) -> list[list[tuple[int, int] | None]]:
+def unit_spans(text: str, units: list[UnitProgress]) -> list[list[tuple[int, int] | None]]:
     """Each unit's source tokens as character spans of `text` (the source box); a unit whose text is no longer
     there (edited since it was translated) has no spans."""
     starts = [0]
@@ -89,7 +89,7 @@ def unit_spans(text: str, units: list[TranslatedUnit]) -> list[list[tuple[int, i
 class TranslateLinks(QObject):
     """Connects the Translate panel's views to `tokens` (a LinkedTokens) both ways."""
 
-    def __init__(self, panel: TranslatePanel):
+    def __init__(self, panel: TranslateTab):
         super().__init__(panel)
         self.panel = panel
         self.tokens = LinkedTokens(self)
@@ -114,7 +114,7 @@ class TranslateLinks(QObject):
         """The attention view shows the translation pane's unit (not an inspected translation)."""
         return not self.panel.inspect_box.shown and self._unit() is not None
 
-    def _unit(self) -> TranslatedUnit | None:
+    def _unit(self) -> UnitProgress | None:
         return self.panel.document.current()
 
     # -- pointing ---------------------------------------------------------------------------------

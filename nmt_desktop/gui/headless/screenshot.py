@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Callable
 from nmt_desktop.core.analysis.head_names import HeadRef
 from nmt_desktop.core.analysis.words import word_ids, words_of
 
-from .analysis import registry
-from .analysis.screenshot_steps import JOB_TIMEOUT_S, check_heads
-from .headless import HeadlessError, wait_until
+from ..analysis import registry
+from ..analysis.screenshot_steps import JOB_TIMEOUT_S, check_heads
+from ..waiting import HeadlessError, wait_until
 
 if TYPE_CHECKING:
-    from .app import MainWindow
-    from .attention_view import AttentionView
+    from ..window_api import WindowApi
+    from ..attention.grid import AttentionView
 
 # generated from the registry, in tab order: --analysis-view KEY -> the AnalysisPanel attribute holding its view,
 # -> its usage check, -> its preparation; an option (argparse dest) only one view takes -> that view's key
@@ -65,7 +65,7 @@ def focus(view: AttentionView, ref: HeadRef | None) -> None:
     view.focus(ref.layer, -1 if ref.head is None else ref.head)
 
 
-def inspect(window: MainWindow, translation: str) -> None:
+def inspect(window: WindowApi, translation: str) -> None:
     """`--inspect TRANSLATION`: typed under "Your translation" and inspected; returns once the result is shown
     and the attention view has painted its tokens (a refusal or failure is a HeadlessError, its one sentence)."""
     box = window.translate_panel.inspect_box
@@ -83,7 +83,7 @@ def inspect(window: MainWindow, translation: str) -> None:
     wait_until(lambda: window.translate_panel.view.painted_rows() >= rows, 60, "the attention view to paint")
 
 
-def select_word(window: MainWindow, word: str) -> None:
+def select_word(window: WindowApi, word: str) -> None:
     """`--select WORD`: select WORD of the sentence shown, as a click would (linked views): a source word (its
     first token), else a word of the translation; a word in neither is a HeadlessError (code 2) naming them."""
     panel = window.translate_panel
@@ -101,7 +101,7 @@ def select_word(window: MainWindow, word: str) -> None:
                         f"or the translation ({', '.join(words_of(target_tokens))})", 2)
 
 
-def prepare_analysis_view(window: MainWindow, args: argparse.Namespace) -> None:
+def prepare_analysis_view(window: WindowApi, args: argparse.Namespace) -> None:
     """Show `args.analysis_view` on the Analysis tab, wait for a job it starts on being shown, then run its
     preparation (its own job, waited for) if it has one."""
     panel = window.analysis_panel

@@ -1,15 +1,20 @@
 """The attention grid: a (layer x head) grid of small heatmaps, layer and overall averages, and a focus view.
 
-What is shown is a core `AttentionData` (core/analysis/attention_data.py). `AttentionView` shows
-one kind of attention at a time (decoder cross-attention, encoder self-attention, decoder
-self-attention) as one `pyqtgraph.GraphicsLayoutWidget`: one ViewBox + ImageItem per cell, rows =
-target tokens (top to bottom), columns = source tokens. While decoding streams, `append_step` adds one
-row to every cell in place (preallocated buffers, `setImage(buf[:rows], autoLevels=False, levels=...)`,
-no re-layout). A click on a cell opens `FocusView` (focus_view.py): the large matrix with token ticks,
-a colour bar, the value under the cursor and linked highlighting (the hovered row/column lights up in
-every cell).
+`AttentionView` only paints. What it shows is held by the Qt-free `AttentionRows`
+(core/analysis/attention_rows.py): one stacked buffer of every cell's rows, which the cells, the focus view
+and `data()` (an `AttentionData`, core/analysis/attention_data.py) read as views. One kind of attention is
+shown at a time (decoder cross-attention, encoder self-attention, decoder self-attention) as one
+`pyqtgraph.GraphicsLayoutWidget`: one ViewBox + ImageItem per cell, rows = target tokens (top to bottom),
+columns = source tokens. While decoding streams, `append_step` adds one row to the buffer and points every
+cell at its rows (`setImage(..., autoLevels=False, levels=...)`, no re-layout). The finished translation
+extends what streamed (its last rows, or nothing: `AttentionRows.extend`); only other content (another
+translation or hypothesis, kind, merge toggle, colour scale) re-images every cell, counted in
+`full_repaints`. A click on a cell opens `FocusView` (focus_view.py): the large matrix with token ticks, a
+colour bar, the value under the cursor and linked highlighting (the hovered row/column lights up in every
+cell).
 
-Colour scales: see `heatmap` ("cell", "shared", "log": log10 of the weights with fixed levels (-4, 0)).
+Colour scales: see `heatmap` ("cell", "shared", "log": log10 of the weights with fixed levels (-4, 0)). The
+log transform and merged words are applied as the cells paint, never stored.
 
 Limits: streaming keeps at most `max_rows` target rows (`begin(..., max_rows=1024)`); later steps are
 counted in `dropped_steps` and not drawn.
@@ -22,7 +27,6 @@ long; `cell_item`, exports and a finished translation complete it at once.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,33 +36,21 @@ from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import Signal
 
 from nmt_desktop.core.analysis.attention_data import KIND_TITLES, KINDS, AttentionData
-from nmt_desktop.core.analysis.head_names import head_name, layer_name
+from nmt_desktop.core.analysis.attention_rows import AttentionRows
 from nmt_desktop.core.analysis.words import word_ids
 
-from . import export, theme
-from .focus_view import FocusView
-from .heatmap import COLOR_SCALES, LOG_LEVELS, HeatmapCell, display_image, paper_theme, top_level
-from .labels import fit_width
+from .. import theme
+from . import export
+from .focus import FocusView
+from .heatmap import COLOR_SCALES, LOG_LEVELS, CellGrid, HeatmapCell, paper_theme, top_level
+from ..labels import fit_width
 
 if TYPE_CHECKING:
-    from nmt_desktop.core.decoding.translator import Translation
+    from nmt_desktop.core.decoding.results import Translation
 
 SCALE_TITLES = {"cell": "per cell", "shared": "shared", "log": "log"}
 DEFAULT_MAX_ROWS = 1024
 GRID_BUILD_SLICE_S = 0.02  # streaming into a new grid shape: build cells for about this long per event-loop turn
-
-
-def _stacked(weights: np.ndarray) -> np.ndarray:
-    """(L, H, R, C) -> (L*(H+1)+1, R, C): per layer its heads then its head mean; the overall mean last."""
-    L, H, R, C = weights.shape
-    out = np.zeros((L * (H + 1) + 1, R, C), dtype=np.float32)
-    if L == 0 or H == 0:
-        return out
-    block = out[:-1].reshape(L, H + 1, R, C)
-    block[:, :H] = weights
-    block[:, H] = weights.mean(axis=1, dtype=np.float64)
-    out[-1] = weights.mean(axis=(0, 1), dtype=np.float64)
-    return out
 
 
 # --- the grid view -----------------------------------------------------------------------------------
@@ -130,30 +122,17 @@ class AttentionView(QtWidgets.QWidget):
         layout.addWidget(self.splitter, 1)
 
         # state
+        self.rows = AttentionRows()  # what is shown: every cell's rows, the one buffer the cells paint from
+        self._translation: Translation | None = None  # the finished content (None: streaming or nothing)
+        self._hypothesis = 0
         self._kind = "cross"
         self._merge = False
         self._scale = "cell"
-        self._data: dict[str, AttentionData] = {}  # finished content per available kind (raw pieces)
         self._streaming = False
-        self._max_rows = DEFAULT_MAX_ROWS
-        self.dropped_steps = 0
-        self._s_source: list[str] = []  # streaming: raw source tokens, raw buffer, its rows and pieces
-        self._s_buf = np.zeros((0, 0, 0, 0), dtype=np.float32)
-        self._s_rows = 0
-        self._s_tokens: list[str] = []
-        # what the cells show: raw stacked matrices R (cells, capacity, cols) and their display form D
-        self._layers = self._heads = 0
-        self._cells: list[HeatmapCell] = []
-        self._specs: list[tuple[int, int, str, int, int]] = []  # every cell of the grid, built or still to build
-        self._build_timer = QtCore.QTimer(self, singleShot=True, interval=0)
-        self._build_timer.timeout.connect(lambda: self._build_more(GRID_BUILD_SLICE_S))
-        self._R = np.zeros((0, 0, 0), dtype=np.float32)
-        self._D = self._R
-        self._rows = 0
-        self._cellmax = np.zeros(0, dtype=np.float32)
-        self._shown_kind = "cross"
-        self._shown_source: list[str] = []
-        self._shown_target: list[str] = []
+        self.full_repaints = 0  # times every cell was re-imaged whole: new content, kind, merge or scale
+        self.row_paints = 0  # times rows were added to the cells shown: a streamed step, a finish's last rows
+        self.heatmaps = CellGrid(self.grid, self._cell_clicked, self._cell_hover, self._cells_built,
+                                 lambda: GRID_BUILD_SLICE_S)
         self._focus_key = (-1, -1)
         self._highlight = (-1, -1)
 
@@ -177,89 +156,63 @@ class AttentionView(QtWidgets.QWidget):
     def begin(self, source_tokens: list[str], layers: int, heads: int, max_rows: int = DEFAULT_MAX_ROWS) -> None:
         """Start streaming cross-attention: clears, sizes the grid, rows = 0. At most `max_rows` rows are kept."""
         self._streaming = True
-        self._max_rows = max(1, int(max_rows))
-        self.dropped_steps = 0
-        self._data = {}
-        self._s_source = list(source_tokens)
-        self._s_buf = np.zeros((layers, heads, min(64, self._max_rows), len(source_tokens)), dtype=np.float32)
-        self._s_rows = 0
-        self._s_tokens = []
+        self._translation = None
+        self.rows.begin(source_tokens, layers, heads, max_rows)
         self._kind = "cross"
         self._highlight = (-1, -1)
         self._update_kind_items()
-        self._render()
+        self._rebuild()
 
     def append_step(self, piece: str, cross_attention: np.ndarray) -> None:
         """Add one target row (cross_attention (layers, heads, source_len)) to every cell, in place."""
         if not self._streaming:
             raise RuntimeError("append_step() called without begin()")
-        att = np.asarray(cross_attention, dtype=np.float32)
-        L, H, _, S = self._s_buf.shape
-        if att.shape != (L, H, S):
-            raise ValueError(f"cross_attention must have shape {(L, H, S)}, got {att.shape}")
-        r = self._s_rows
-        if r >= self._max_rows:
-            self.dropped_steps += 1
-            self.status_label.setText(f"showing the first {self._max_rows} target tokens")
+        if not self.rows.append(piece, cross_attention):
+            self.status_label.setText(f"showing the first {self.rows.max_rows} target tokens")
             return
-        if r >= self._s_buf.shape[2]:
-            self._s_buf = _grown(self._s_buf, 2, min(self._max_rows, 2 * r))
-        self._s_buf[:, :, r] = att
-        self._s_rows = r + 1
-        self._s_tokens.append(piece)
-        if self._merge or len(self._specs) != L * (H + 1) + 1:
-            self._render()  # merged words change as pieces arrive: recompute (not the cheap path)
-            return
-        # cheap path: write one row of the stacked raw/display buffers, re-point every ImageItem
-        if r >= self._R.shape[1]:
-            capacity = min(self._max_rows, max(2 * r, 16))
-            log = self._D is not self._R
-            self._R = _grown(self._R, 1, capacity)
-            self._D = _grown(self._D, 1, capacity) if log else self._R
-        block = np.empty((L, H + 1, S), dtype=np.float32)
-        block[:, :H] = att
-        block[:, H] = att.mean(axis=1)
-        row = np.concatenate([block.reshape(L * (H + 1), S), att.mean(axis=(0, 1))[None]], axis=0)
-        self._R[:, r] = row
-        if self._D is not self._R:
-            self._D[:, r] = display_image(row, self._scale)
-        self._cellmax = np.maximum(self._cellmax, row.max(axis=1)) if S else self._cellmax
-        self._rows = r + 1
-        self._shown_target.append(piece)
-        self._paint_cells()
-        if not self.focus_view.isHidden():
-            self._refresh_focus()
+        self._paint_rows()
 
     @property
     def streaming(self) -> bool:
         """True between `begin` and the next `set_translation` or `clear`: `append_step` adds rows."""
         return self._streaming
 
+    @property
+    def dropped_steps(self) -> int:
+        """Streamed steps past `max_rows`: counted, not drawn."""
+        return self.rows.dropped
+
     def clear(self, message: str = "") -> None:
         """Show nothing, and say why in the toolbar (a failed translation, another model): never the attention
         of a text or model the pane no longer names."""
         self._streaming = False
-        self.dropped_steps = 0
-        self._data = {}
-        self._render()
+        self._translation = None
+        self.rows.clear(self._kind)
+        self._rebuild()
         self.status_label.setText(message)
 
     def set_translation(self, translation: Translation, hypothesis: int = 0) -> None:
         """Show a finished Translation (cross + encoder/decoder self-attention where present); keeps the
-        selected kind if the translation has it."""
+        selected kind if the translation has it. The rows that streamed are kept and extended
+        (`AttentionRows.extend`: the last rows, or nothing); other content is shown from scratch."""
         self._streaming = False
-        self.dropped_steps = 0
         self.status_label.setText("")
-        self._data = {}
-        for kind in KINDS:
-            try:
-                self._data[kind] = AttentionData.from_translation(translation, kind, hypothesis)
-            except ValueError:
-                pass
-        if self._kind not in self._data:
-            self._kind = next((k for k in KINDS if k in self._data), "cross")
+        self._translation, self._hypothesis = translation, hypothesis
+        kinds = self.available_kinds()
+        if self._kind not in kinds:
+            self._kind = kinds[0] if kinds else "cross"
         self._update_kind_items()
-        self._render()
+        data = self._finished_data()
+        added = self.rows.extend(data) if data is not None else None
+        if added is None:
+            self._show_finished()
+            return
+        self.heatmaps.complete()  # a grid still being built: finish it now
+        rows, cols = self._shape()
+        for cell in self._cells:  # streaming left room below the rows: fit the final ones
+            cell.set_extent(rows, cols)
+        if added:
+            self._paint_rows()
 
     def set_kind(self, kind: str) -> None:
         """Show "cross" | "encoder" | "decoder"; a kind the content lacks is ignored (disabled in the selector)."""
@@ -271,7 +224,7 @@ class AttentionView(QtWidgets.QWidget):
         self._kind = kind
         self._highlight = (-1, -1)
         self._update_kind_items()
-        self._render()
+        self._show_finished()
 
     def set_merge_words(self, on: bool) -> None:
         on = bool(on)
@@ -282,7 +235,7 @@ class AttentionView(QtWidgets.QWidget):
         if on != self._merge:
             self._merge = on
             self._highlight = (-1, -1)
-            self._render()
+            self._repaint()
 
     def set_color_scale(self, mode: str) -> None:
         """"cell" (each cell 0..its max) | "shared" (0..max over the grid) | "log" (log10 weights, levels (-4, 0))."""
@@ -295,15 +248,12 @@ class AttentionView(QtWidgets.QWidget):
             self.scale_combo.blockSignals(False)
         if mode != self._scale:
             self._scale = mode
-            self._D = display_image(self._R, mode) if mode == "log" else self._R
-            self._paint_cells()
-            if not self.focus_view.isHidden():
-                self._refresh_focus()
+            self._repaint(fit=False)
 
     def available_kinds(self) -> list[str]:
-        if self._streaming:
-            return ["cross"]
-        return [k for k in KINDS if k in self._data]
+        if self._translation is None:
+            return ["cross"] if self._streaming else []
+        return AttentionData.kinds_of(self._translation, self._hypothesis)
 
     def kind(self) -> str:
         return self._kind
@@ -314,11 +264,26 @@ class AttentionView(QtWidgets.QWidget):
     def merge_words(self) -> bool:
         return self._merge
 
+    def _finished_data(self) -> AttentionData | None:
+        """The shown kind of the finished translation (views of its arrays); None when there is none."""
+        if self._translation is None or self._kind not in self.available_kinds():
+            return None
+        return AttentionData.from_translation(self._translation, self._kind, self._hypothesis)
+
+    def _show_finished(self) -> None:
+        """The finished translation's shown kind into the rows, from scratch."""
+        data = self._finished_data()
+        if data is None:
+            self.rows.clear(self._kind)
+        else:
+            self.rows.show(data)
+        self._rebuild()
+
     # --- focus & highlight ------------------------------------------------------------------------
 
     def focus(self, layer: int, head: int) -> None:
         """Open/refresh the focus view on a cell (head -1: layer average; (-1, -1): overall average)."""
-        self._cell_index(layer, head)  # validates
+        self.rows.cell_index(layer, head)  # validates
         self._focus_key = (layer, head)
         self.focus_view.show()
         self._refresh_focus()
@@ -332,25 +297,25 @@ class AttentionView(QtWidgets.QWidget):
 
     def _refresh_focus(self) -> None:
         layer, head = self._focus_key
-        if layer >= self._layers or head >= self._heads:
+        if layer >= self.heatmaps.layers or head >= self.heatmaps.heads:
             layer, head = self._focus_key = (-1, -1)
-        i = self._cell_index(layer, head) if self._specs else None
-        if i is None:
-            matrix = np.zeros((0, len(self._shown_source)), dtype=np.float32)
-            title = KIND_TITLES[self._shown_kind]
-        else:
-            matrix = self._R[i, : self._rows]
-            title = f"{KIND_TITLES[self._shown_kind]} · {self._specs[i][2]}"
+        source, target = self.rows.tokens(self._merge)
+        title, levels = KIND_TITLES[self.rows.kind], None
+        matrix = np.zeros((0, len(source)), dtype=np.float32)
+        if self.heatmaps.size:
+            i = self.rows.cell_index(layer, head)
+            matrices, top = self.rows.shown(self._merge)
+            matrix, levels = matrices[i], self._levels(i, top)
+            title = f"{title} · {self.heatmaps.title(i)}"
         self.focus_title = title  # also the CSV export's corner cell
-        self.focus_view.set_matrix(matrix, self._shown_source, self._shown_target, title, self._scale,
-                                   self._levels_for(i) if i is not None else None,
-                                   ("target", "source") if self._shown_kind == "cross" else ("query", "key"))
+        self.focus_view.set_matrix(matrix, source, target, title, self._scale, levels,
+                                   ("target", "source") if self.rows.kind == "cross" else ("query", "key"))
 
     def _set_highlight(self, row: int, col: int) -> None:
         self._highlight = (row, col)
-        cols = len(self._shown_source)
+        rows, cols = self._shape()
         for cell in self._cells:
-            cell.set_highlight(row, col, self._rows, cols)
+            cell.set_highlight(row, col, rows, cols)
 
     def _cell_hover(self, row: int, col: int) -> None:
         if not self.focus_view.isHidden():
@@ -371,8 +336,9 @@ class AttentionView(QtWidgets.QWidget):
 
     def _word_maps(self) -> tuple[list[int | None], list[int | None]] | None:
         """(target, source) word index of each token while words are merged, else None."""
-        data = self._raw_data() if self._merge else None
-        return None if data is None else (word_ids(data.target_tokens), word_ids(data.source_tokens))
+        if not self._merge:
+            return None
+        return word_ids(self.rows.target_tokens), word_ids(self.rows.source_tokens)
 
     def _to_shown(self, row: int, col: int) -> tuple[int, int]:
         maps = self._word_maps()
@@ -395,18 +361,12 @@ class AttentionView(QtWidgets.QWidget):
 
     # --- what is shown ----------------------------------------------------------------------------
 
-    def _raw_data(self) -> AttentionData | None:
-        if self._streaming:
-            return AttentionData("cross", self._s_source, self._s_tokens, self._s_buf[:, :, : self._s_rows])
-        return self._data.get(self._kind)
-
     def data(self) -> AttentionData:
-        """What is currently shown (after merge): weights (layers, heads, rows, cols), a copy."""
-        L, H = self._layers, self._heads
-        if not self._cells:
-            return AttentionData(self._shown_kind, self._shown_source, [], np.zeros((0, 0, 0, len(self._shown_source))))
-        weights = self._R[:-1].reshape(L, H + 1, self._R.shape[1], -1)[:, :H, : self._rows].copy()
-        return AttentionData(self._shown_kind, self._shown_source, self._shown_target[: self._rows], weights)
+        """What is currently shown (after merge): weights (layers, heads, rows, cols), a read-only view of the
+        rows held (merged words: computed now)."""
+        rows = self.rows
+        data = AttentionData(rows.kind, rows.source_tokens, rows.target_tokens, rows.weights())
+        return data.merged() if self._merge else data
 
     def painted_rows(self) -> int:
         """Target rows currently drawn in the grid cells."""
@@ -416,108 +376,83 @@ class AttentionView(QtWidgets.QWidget):
 
     def cell_item(self, layer: int, head: int) -> HeatmapCell:
         """The grid cell (its `.image` ImageItem, `.box` ViewBox, `.row_mark`/`.col_mark` highlights)."""
-        self._build_more(None)  # a grid still being built: finish it now
-        return self._cells[self._cell_index(layer, head)]
+        self.heatmaps.complete()  # a grid still being built: finish it now
+        return self._cells[self.rows.cell_index(layer, head)]
 
-    def _cell_index(self, layer: int, head: int) -> int:
-        L, H = self._layers, self._heads
-        if (layer, head) == (-1, -1):
-            return L * (H + 1)
-        if not (0 <= layer < L and -1 <= head < H):
-            raise IndexError(f"no cell (layer {layer}, head {head}) in a {L} x {H} grid")
-        return layer * (H + 1) + (H if head == -1 else head)
+    @property
+    def _cells(self) -> list[HeatmapCell]:
+        """The cells built (tests and benchmarks/gui_latency.py look at them)."""
+        return self.heatmaps.cells
 
-    def _render(self) -> None:
-        """Recompute every cell from the current content, kind, merge toggle and colour scale."""
-        data = self._raw_data()
-        if data is None:
-            data = AttentionData(self._kind, [], [], np.zeros((0, 0, 0, 0), dtype=np.float32))
-        if self._merge:
-            data = data.merged()
-        self._build_grid(data.layers, data.heads, gradual=self._streaming)
-        self._shown_kind = data.kind
-        self._shown_source = list(data.source_tokens)
-        self._shown_target = list(data.target_tokens[: data.rows])
-        self._rows = data.rows
-        self._R = _stacked(data.weights)
-        self._D = display_image(self._R, self._scale) if self._scale == "log" else self._R
-        self._cellmax = self._R.max(axis=(1, 2)) if self._R.size else np.zeros(len(self._R), dtype=np.float32)
-        if not self._streaming:
+    @property
+    def _layers(self) -> int:
+        return self.heatmaps.layers
+
+    @property
+    def _heads(self) -> int:
+        return self.heatmaps.heads
+
+    def _shape(self) -> tuple[int, int]:
+        """(rows, cols) the cells show: pieces, or words when merged."""
+        if not self._merge:
+            return self.rows.rows, self.rows.cols
+        source, target = self.rows.word_groups()
+        return len(target), len(source)
+
+    def _rebuild(self) -> None:
+        """A grid for the rows' shape (built gradually while streaming), every cell repainted."""
+        self.heatmaps.build(self.rows.layers, self.rows.heads, GRID_BUILD_SLICE_S if self._streaming else None)
+        self._repaint()
+
+    def _repaint(self, fit: bool = True) -> None:
+        """Every cell re-imaged from the rows (new content, kind, merge toggle, colour scale): a full repaint.
+        `fit`: the view ranges fitted anew (the rows' count or the columns may have changed)."""
+        self.full_repaints += 1
+        rows, cols = self._shape()
+        if fit and not self._streaming:
             for cell in self._cells:
-                cell.set_extent(data.rows, data.cols)
-        self._paint_cells(reset_extent=self._streaming)
+                cell.set_extent(rows, cols)
+        self._paint(0, fit)
         row, col = self._highlight
-        self._set_highlight(row if row < data.rows else -1, col if col < data.cols else -1)
+        self._set_highlight(row if row < rows else -1, col if col < cols else -1)
         if not self.focus_view.isHidden():
             self._refresh_focus()
 
-    def _levels_for(self, i: int) -> tuple[float, float]:
-        if self._scale == "log":
-            return LOG_LEVELS
-        if self._scale == "shared":
-            return 0.0, top_level(self._cellmax)
-        return 0.0, top_level(self._cellmax[i])
-
-    def _paint_cells(self, reset_extent: bool = False) -> None:
-        rows, cols = self._rows, len(self._shown_source)
-        for i, cell in enumerate(self._cells):
-            if self._streaming and (reset_extent or rows > cell.y_extent):
-                # leave room below so the view does not rescale at every step
-                guess = max(rows, int(1.3 * cols) + 2) if reset_extent else max(rows, int(1.5 * cell.y_extent))
-                cell.set_extent(guess, cols)
-            cell.set_image(self._D[i, :rows], self._levels_for(i))
+    def _paint_rows(self) -> None:
+        """The cells with the rows added (pyqtgraph re-images a cell whole; the rows held are not recomputed)."""
+        self.row_paints += 1
+        self._paint()
         if self._highlight[1] >= 0:  # the column bar follows the growing rows
             self._set_highlight(*self._highlight)
+        if not self.focus_view.isHidden():
+            self._refresh_focus()
 
-    def _build_grid(self, layers: int, heads: int, gradual: bool = False) -> None:
-        """Cells for a layers x heads grid; `gradual`: the first slice now, the rest on later event-loop turns."""
-        if (layers, heads) == (self._layers, self._heads) and self._specs:
-            if not gradual:
-                self._build_cells(None)  # the caller paints every cell next
-            return
-        self._build_timer.stop()
-        self.grid.clear()
-        self._cells = []
-        self._specs = []
-        self._layers, self._heads = layers, heads
-        if layers == 0 or heads == 0:
-            return
-        for layer in range(layers):
-            for head in list(range(heads)) + [-1]:
-                title = head_name(layer, head) if head >= 0 else f"{layer_name(layer)} avg"
-                col = head if head >= 0 else heads
-                self._specs.append((layer, col, title, layer, head))
-        self._specs.append((layers, heads, "all", -1, -1))
-        self.grid.setMinimumSize(70 * (heads + 1), 70 * (layers + 1))
-        self._build_cells(GRID_BUILD_SLICE_S if gradual else None)
-
-    def _build_cells(self, budget_s: float | None) -> None:
-        """Make the cells still missing: all (`budget_s` None), else for about `budget_s` (one at least) and the
-        rest on a later event-loop turn."""
-        start = time.perf_counter()
-        while len(self._cells) < len(self._specs):
-            self._cells.append(self._make_cell(*self._specs[len(self._cells)]))
-            if budget_s is not None and time.perf_counter() - start > budget_s:
-                break
-        if len(self._cells) < len(self._specs):
-            self._build_timer.start()
-
-    def _build_more(self, budget_s: float | None) -> None:
-        """Build more of a grid begun gradually (all of it: None) and show the current content in the new cells."""
-        first = len(self._cells)
-        if first >= len(self._specs):
-            return
-        self._build_cells(budget_s)
-        rows, cols = self._rows, len(self._shown_source)
-        extent = max(rows, self._cells[0].y_extent) if self._streaming and first else rows
+    def _paint(self, first: int = 0, fit: bool = False) -> None:
+        """Point the cells from `first` on at their rows (the log scale applied per cell as it paints). While
+        streaming the view ranges leave room below, so they do not rescale at every step; `fit`: guessed anew."""
+        matrices, top = self.rows.shown(self._merge)
+        rows, cols = self._shape()
         for i in range(first, len(self._cells)):
             cell = self._cells[i]
-            cell.set_extent(extent, cols)
-            cell.set_image(self._D[i, :rows], self._levels_for(i))
-            cell.set_highlight(*self._highlight, rows, cols)
+            if self._streaming and (fit or rows > cell.y_extent):
+                guess = max(rows, int(1.3 * cols) + 2) if fit else max(rows, int(1.5 * cell.y_extent))
+                cell.set_extent(guess, cols)
+            cell.set_matrix(matrices[i], self._scale, self._levels(i, top))
 
-    def _make_cell(self, row: int, col: int, title: str, layer: int, head: int) -> HeatmapCell:
-        return HeatmapCell(self.grid.ci, row, col, title, lambda: self._cell_clicked(layer, head), self._cell_hover)
+    def _levels(self, i: int, top: np.ndarray) -> tuple[float, float]:
+        """Colour levels of cell `i`; `top`: each cell's largest weight."""
+        if self._scale == "log":
+            return LOG_LEVELS
+        return 0.0, top_level(top if self._scale == "shared" else top[i])
+
+    def _cells_built(self, first: int) -> None:
+        """Cells built after the others (a grid built gradually): the current content in them."""
+        rows, cols = self._shape()
+        extent = max(rows, self._cells[0].y_extent) if self._streaming and first else rows
+        for cell in self._cells[first:]:
+            cell.set_extent(extent, cols)
+            cell.set_highlight(*self._highlight, rows, cols)
+        self._paint(first)
 
     def _update_kind_items(self) -> None:
         available = self.available_kinds()
@@ -532,7 +467,7 @@ class AttentionView(QtWidgets.QWidget):
 
     def export_grid(self, path: str) -> None:
         """The whole grid as .png or .svg (by suffix)."""
-        self._build_more(None)
+        self.heatmaps.complete()
         export.ensure_laid_out(self.grid)
         shown = self._look
         self._restyle(paper_theme())  # light figure, the chosen colour map
@@ -575,14 +510,3 @@ class AttentionView(QtWidgets.QWidget):
             QtWidgets.QMessageBox.warning(self, "Export failed", str(exc))
 
 
-def _grown(arr: np.ndarray, axis: int, capacity: int) -> np.ndarray:
-    """A copy of `arr` with `axis` enlarged to `capacity` (zeros after the old content)."""
-    if arr.shape[axis] >= capacity:
-        return arr
-    shape = list(arr.shape)
-    shape[axis] = capacity
-    out = np.zeros(shape, dtype=arr.dtype)
-    index = [slice(None)] * arr.ndim
-    index[axis] = slice(0, arr.shape[axis])
-    out[tuple(index)] = arr
-    return out

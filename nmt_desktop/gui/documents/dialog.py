@@ -22,11 +22,11 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QProgre
 
 from nmt_desktop.core.decoding.document import document_lines
 
-from .document_file import DocumentFileError, read_document, translation_name, write_translation
-from .document_table import LineTable
-from .formatting import format_eta
-from .train.eta import EtaEstimator
-from .workers import TranslateWorker, WorkerThread
+from .file import DocumentFileError, read_document, translation_name, write_translation
+from .table import LineTable
+from ..formatting import format_eta
+from ..train.eta import EtaEstimator
+from ..workers import TranslateWorker, WorkerThread
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig

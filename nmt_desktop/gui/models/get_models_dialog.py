@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayou
 
 from nmt_desktop.core.formats.model_folder import human_size
 
-from .formatting import format_eta
+from ..formatting import format_eta
 from .hub_workers import PullWorker, SearchWorker
-from .workers import WorkerThread
+from ..workers import WorkerThread
 
 COLUMNS = ("Model", "Languages", "Size", "License", "Downloads")
 _STAGES = {"resolve": "Asking the Hub for the file list…", "verify": "Checking checksums…",

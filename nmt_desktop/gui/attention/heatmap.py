@@ -2,8 +2,9 @@
 
 A heatmap is a pyqtgraph `ImageItem` in row-major order (``image[row, col]``: target rows on y,
 source columns on x) inside a `ViewBox` with ``invertY(True)``, so row 0 is at the top like a table.
+`HeatmapCell` is one small cell of the attention grid, `CellGrid` all of them (built a slice at a time).
 
-Colour scales (`display_image` / `levels_for`):
+Colour scales (`display_image`, applied as a cell or the focus view paints, never stored):
 
 - ``"cell"``: the weights as they are, levels ``(0, max of that matrix)``;
 - ``"shared"``: the weights as they are, levels ``(0, max over the whole grid)``;
@@ -16,6 +17,7 @@ Token labels: token_axis.py (every token) and `words.display_piece` (how a piece
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Callable
 
@@ -23,7 +25,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from . import theme
+from nmt_desktop.core.analysis.head_names import head_name, layer_name
+
+from .. import theme
 
 COLOR_SCALES = ("cell", "shared", "log")
 LOG_FLOOR = 1e-4
@@ -115,14 +119,15 @@ class HeatmapCell:
         self.box.setBackgroundColor(look.pending_cell)
         self.image.setColorMap(pg.colormap.get(look.colormap))
 
-    def set_image(self, image: np.ndarray, levels: tuple[float, float]) -> None:
-        rows, cols = image.shape
+    def set_matrix(self, weights: np.ndarray, mode: str, levels: tuple[float, float]) -> None:
+        """Paint `weights` (rows, cols) in colour scale `mode`: the log transform is made here, for this paint only."""
+        rows, cols = weights.shape
         self.box.shape_rc = (rows, cols)
         if rows == 0 or cols == 0:
             self.image.clear()
             self.image.image = None
             return
-        self.image.setImage(image, autoLevels=False, levels=levels)
+        self.image.setImage(display_image(weights, mode), autoLevels=False, levels=levels)
 
     def set_extent(self, rows: int, cols: int) -> None:
         """Fix the view range to (cols x rows) cells; no autorange, no re-layout."""
@@ -132,6 +137,75 @@ class HeatmapCell:
     def set_highlight(self, row: int, col: int, rows: int, cols: int) -> None:
         _place(self.row_mark, row >= 0 and row < rows, QtCore.QRectF(0, row, cols, 1))
         _place(self.col_mark, col >= 0 and col < cols, QtCore.QRectF(col, 0, 1, rows))
+
+
+class CellGrid:
+    """The attention grid's cells in `widget`'s layout: per layer its H heads then their mean, the overall mean
+    last (the order of `AttentionRows.cell_index`).
+
+    A shape new while streaming is built a slice of cells per event-loop turn (pyqtgraph's set-up of a 55-cell
+    grid takes ~0.1 s); `on_built(first)` is then told of the cells from `first` on, to paint them, and
+    `complete()` builds the rest at once."""
+
+    def __init__(self, widget: pg.GraphicsLayoutWidget, on_click: Callable[[int, int], None],
+                 on_hover: Callable[[int, int], None], on_built: Callable[[int], None], slice_s: Callable[[], float]):
+        self.widget = widget
+        self.cells: list[HeatmapCell] = []
+        self.layers = self.heads = 0
+        self._specs: list[tuple[int, int, str, int, int]] = []  # every cell: (row, col, title, layer, head)
+        self._on_click, self._on_hover, self._on_built = on_click, on_hover, on_built
+        self._timer = QtCore.QTimer(widget, singleShot=True, interval=0)
+        self._timer.timeout.connect(lambda: self._more(slice_s()))
+
+    @property
+    def size(self) -> int:
+        """Cells of the whole grid, built or still to build."""
+        return len(self._specs)
+
+    def title(self, i: int) -> str:
+        return self._specs[i][2]
+
+    def build(self, layers: int, heads: int, budget_s: float | None = None) -> None:
+        """Cells for a layers x heads grid: all now (`budget_s` None), else about `budget_s` of them (one at least)
+        now and the rest on later event-loop turns. The caller paints the cells there are next."""
+        if (layers, heads) == (self.layers, self.heads) and self._specs:
+            if budget_s is None:
+                self._make(None)
+            return
+        self._timer.stop()
+        self.widget.clear()
+        self.cells, self._specs = [], []
+        self.layers, self.heads = layers, heads
+        if layers == 0 or heads == 0:
+            return
+        for layer in range(layers):
+            for head in list(range(heads)) + [-1]:
+                title = head_name(layer, head) if head >= 0 else f"{layer_name(layer)} avg"
+                self._specs.append((layer, head if head >= 0 else heads, title, layer, head))
+        self._specs.append((layers, heads, "all", -1, -1))
+        self.widget.setMinimumSize(70 * (heads + 1), 70 * (layers + 1))
+        self._make(budget_s)
+
+    def complete(self) -> None:
+        """Build the cells still missing now (a grid begun gradually)."""
+        self._more(None)
+
+    def _more(self, budget_s: float | None) -> None:
+        first = len(self.cells)
+        if first < len(self._specs):
+            self._make(budget_s)
+            self._on_built(first)
+
+    def _make(self, budget_s: float | None) -> None:
+        start = time.perf_counter()
+        while len(self.cells) < len(self._specs):
+            row, col, title, layer, head = self._specs[len(self.cells)]
+            self.cells.append(HeatmapCell(self.widget.ci, row, col, title,
+                                          lambda layer=layer, head=head: self._on_click(layer, head), self._on_hover))
+            if budget_s is not None and time.perf_counter() - start > budget_s:
+                break
+        if len(self.cells) < len(self._specs):
+            self._timer.start()
 
 
 def _mark() -> QtWidgets.QGraphicsRectItem:

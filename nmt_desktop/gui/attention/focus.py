@@ -18,7 +18,7 @@ from PySide6.QtCore import Signal
 
 from nmt_desktop.core.analysis.words import display_pieces
 
-from . import theme
+from .. import theme
 from .heatmap import DIVERGING_COLORMAP, LOG_LEVELS, colormap, display_image, outline_mark, paper_theme, top_level
 from .token_axis import TokenAxis
 

@@ -18,10 +18,11 @@ from PySide6.QtWidgets import (QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLis
 from nmt_desktop.core.locations import bundled_models_dir, default_model_path, user_models_dir  # noqa: F401
 from nmt_desktop.core.formats.model_folder import human_size
 
-from . import theme
+from .. import theme
 from .card_html import card_html
-from .model_names import run_model_name
-from .workers import ModelInfo, ModelLoader, WorkerThread
+from .names import run_model_name
+from ..workers import WorkerThread
+from .loader import ModelInfo, ModelLoader
 
 if TYPE_CHECKING:
     from .get_models_dialog import GetModelsDialog

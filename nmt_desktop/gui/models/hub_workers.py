@@ -12,7 +12,7 @@ import threading
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from .workers import _one_line
+from ..workers import one_line
 
 log = logging.getLogger("nmt_desktop.gui.hub")
 
@@ -31,7 +31,7 @@ class SearchWorker(QObject):
             result = search_models(query.replace(",", " ").split(), offline=offline)
         except Exception as exc:  # noqa: BLE001 - reported in the dialog, never raised
             log.warning("model search failed: %s", exc)
-            self.failed.emit(request_id, _one_line(exc))
+            self.failed.emit(request_id, one_line(exc))
             return
         self.found.emit(request_id, result)
 
@@ -66,7 +66,7 @@ class PullWorker(QObject):
             return
         except Exception as exc:  # noqa: BLE001 - reported in the dialog, never raised
             log.warning("pull of %s failed: %s", repo, exc)
-            self.failed.emit(request_id, _one_line(exc))
+            self.failed.emit(request_id, one_line(exc))
             return
         log.info("installed %s from %s", result.path, repo)
         self.pulled.emit(request_id, result)
