@@ -166,7 +166,9 @@ class FeedForward(nn.Module):
             B, T, D = x.shape
             flat = x.reshape(B * T, D)
             y = self.forward(flat.index_select(0, rows)[None])[0]  # (N, D)
-            return flat.new_zeros(B * T, D).index_copy(0, rows, y).view(B, T, D)
+            # zeros in y's dtype: under CUDA autocast the products are bfloat16 while x is float32, and
+            # index_copy does not promote there (it does on the CPU), so training on a GPU stopped at step 1
+            return flat.new_zeros(B * T, D, dtype=y.dtype).index_copy(0, rows, y).view(B, T, D)
         h = self.act(self.fc1(x))  # (B, T, F)
         if self.dropout > 0:
             h = F.dropout(h, self.dropout, self.training)
