@@ -1,5 +1,5 @@
-"""Test helpers: running the `nmt-desktop` command line, in process (`run`) or in a child process (`run_cli`),
-and reading what it printed.
+"""Test helpers: running the `nmt-desktop` command line, in process (`run`) or in a child process (`run_cli`,
+`run_gui_cli` for `nmt-desktop gui`), and reading what it printed; REPO_ROOT, the repository root.
 
 Imported as `from cli_runner import run` (tests/ is on sys.path: tests/conftest.py's folder)."""
 
@@ -36,6 +36,15 @@ def run_cli(*args: str, stdin: bytes | str | None = None, env_extra: dict[str, s
                           capture_output=True, timeout=timeout, cwd=REPO_ROOT, env=env)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8"),
                                        proc.stderr.decode("utf-8"))
+
+
+def run_gui_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """`python -m nmt_desktop gui ARGS` in a child process (offscreen, one thread), its settings in
+    `tmp_path/cfg` and its log in `tmp_path/log`; stdout/stderr as text."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1", PYTHONIOENCODING="utf-8",
+               NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "cfg"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "log"))
+    return subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", *args], capture_output=True, text=True,
+                          timeout=240, cwd=REPO_ROOT, env=env)
 
 
 def stdout_lines(proc: subprocess.CompletedProcess) -> list[str]:

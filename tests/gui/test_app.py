@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,12 +16,12 @@ from PySide6.QtCore import QObject, Qt, Slot  # noqa: E402
 
 from nmt_desktop import __version__  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.gui import models_panel  # noqa: E402
+from nmt_desktop.gui.models import panel as models_panel  # noqa: E402
 from nmt_desktop.gui.app import MainWindow, default_model_path  # noqa: E402
-from nmt_desktop.gui.models_panel import attribution  # noqa: E402
+from nmt_desktop.gui.models.panel import attribution  # noqa: E402
+from cli_runner import run_gui_cli  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # config_dir and open_main_window (never a dialog: errors recorded in window.shown_errors): tests/gui/conftest.py
 
 
@@ -311,13 +308,6 @@ def test_about_shows_version_card_and_attribution(qtbot, window) -> None:
     window.show_about()  # non-blocking (open(), not exec())
     assert window._about_box.isVisible() and __version__ in window._about_box.text()
     window._about_box.close()
-
-
-def run_gui_cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1", PYTHONIOENCODING="utf-8",
-               NMT_DESKTOP_CONFIG_DIR=str(tmp_path / "cfg"), NMT_DESKTOP_LOG_DIR=str(tmp_path / "log"))
-    return subprocess.run([sys.executable, "-m", "nmt_desktop", "gui", *args], capture_output=True, text=True,
-                          timeout=240, cwd=REPO_ROOT, env=env)
 
 
 def test_cli_gui_screenshot(tiny_model_dir, tmp_path) -> None:

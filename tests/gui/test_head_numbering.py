@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QLabel, Q
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
-from nmt_desktop.gui.attention_view import AttentionView  # noqa: E402
+from nmt_desktop.gui.attention.grid import AttentionView  # noqa: E402
 from nmt_desktop.gui.train.plots import ProbeView  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
@@ -189,7 +189,7 @@ def test_train_probe_view(qtbot, tiny_translator) -> None:
 def test_cli_focus_opens_that_head(monkeypatch, tmp_path, tiny_model_dir, spelt, cell, title) -> None:
     """`gui --focus L2H3` opens the focus view on 0-based cell (1, 2), titled as the grid spells it."""
     from nmt_desktop.cli.main import main as cli_main
-    from nmt_desktop.gui import screenshot
+    from nmt_desktop.gui.headless import screenshot
 
     monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from nmt_desktop.gui import theme  # noqa: E402
 from nmt_desktop.gui.app import create_app  # noqa: E402
 from nmt_desktop.gui.settings import Settings  # noqa: E402
+from colour_contrast import contrast  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
 # (text colour, background) pairs a person reads: every one must keep WCAG AA contrast (4.5:1)
@@ -22,15 +23,6 @@ READ_PAIRS = [("text", "base"), ("text", "window"), ("muted", "base"), ("muted",
               ("text", "token_background"), ("warning", "token_background"), ("error", "token_background"),
               ("text", "diffuse_background"), ("warning", "diffuse_background"), ("error", "diffuse_background"),
               ("plot_text", "plot_background")]
-
-
-def contrast(a: str | QColor, b: str | QColor) -> float:
-    """WCAG 2 contrast ratio of two colours (1 to 21)."""
-    def luminance(c: QColor) -> float:
-        parts = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (c.redF(), c.greenF(), c.blueF())]
-        return 0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]
-    high, low = sorted((luminance(QColor(a)), luminance(QColor(b))), reverse=True)
-    return (high + 0.05) / (low + 0.05)
 
 
 @pytest.mark.parametrize("scheme", [theme.LIGHT, theme.DARK], ids=["light", "dark"])

@@ -14,7 +14,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot  # noqa: E402
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.results import Step  # noqa: E402
-from nmt_desktop.gui.workers import ModelInfo, ModelLoader, TranslateWorker, WorkerThread  # noqa: E402
+from nmt_desktop.gui.models.loader import ModelInfo, ModelLoader  # noqa: E402
+from nmt_desktop.gui.workers import TranslateWorker, WorkerThread  # noqa: E402
 
 
 class Collector(QObject):
@@ -23,12 +24,14 @@ class Collector(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.steps: list[tuple[int, int, object]] = []  # (request id, unit index, core Step)
+        self.seen_attention: list[np.ndarray] = []
         self.finished: list[tuple[int, list]] = []
         self.failed: list[tuple[int, str]] = []
 
     @Slot(int, int, object)
     def on_step(self, request_id: int, index: int, step: object) -> None:
         self.steps.append((request_id, index, step))
+        self.seen_attention.append(step.cross_attention.copy())  # as it was when it crossed to this thread
 
     @Slot(int, object)
     def on_finished(self, request_id: int, result: object) -> None:
@@ -78,8 +81,10 @@ def test_worker_streams_steps_and_finishes_like_translate(qtbot, worker, tiny_tr
         assert att.shape == (2, 4, len(got.source_tokens))
         np.testing.assert_allclose(att, got.attention[:, :, t], atol=1e-5)
         assert all(isinstance(a.piece, str) and isinstance(a.prob, float) for a in p.alternatives)
-    # each step's arrays are its own (not views of a buffer the search goes on writing)
-    assert all(p.cross_attention.base is None for p in steps)
+    # what a step carried across threads is never written afterwards (the search gives each position fresh
+    # arrays; a Step holds a view of its position's array, not a copy)
+    for p, seen in zip(steps, worker.collector.seen_attention):
+        np.testing.assert_array_equal(p.cross_attention, seen)
     assert not worker.collector.failed
 
 

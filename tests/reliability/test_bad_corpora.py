@@ -5,7 +5,7 @@ CRLF and whitespace, counting the pairs it skips in `CorpusStats`) or raise one 
 that names the file and, where there is one, the line; never a traceback from deep inside, and
 never silently misaligned pairs. `nmt-desktop train` must report the same error on one line.
 
-Cases (seeded, many variants each; tests/core/test_data.py has one example of each kind):
+Cases (seeded, many variants each; tests/core/training/test_data.py has one example of each kind):
   * aligned files with mismatched line counts (0 to 40 lines, with and without final newline,
     CRLF, BOM): the message names both files and both exact counts;
   * invalid UTF-8 (bare continuation bytes, 0xFF, overlong forms, surrogates, code points above

@@ -20,7 +20,7 @@ Cases:
     stopped and the decoding worker idle; the close itself took < 20 s.
     (Found by this module: a load still running when the join timed out left its QThread running,
     and the process aborted at exit with SIGABRT; WorkerThread.stop now waits for it.)
-  * closing during a training run started from the Train tab (as tests/gui/test_train_panel.py
+  * closing during a training run started from the Train tab (as tests/gui/train/test_train_panel.py
     does: tiny preset, synthetic corpus, a checkpoint every 5 steps, max 5000 steps): once a
     checkpoint exists, answering "no" to the close question keeps the window open and the same
     child training (its pid alive, more steps arrive); answering "yes" exits 0 with the child

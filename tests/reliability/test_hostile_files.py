@@ -5,7 +5,7 @@ Concern: a model folder or .zip downloaded from anywhere is opened by `load_mode
 with one `ModelFolderError` whose message is a single line, and must never unpickle, extract, or
 allocate what a header merely claims.
 
-Cases tried (tests/core/test_model_folder.py has the basic one-per-kind checks; this adds breadth):
+Cases tried (tests/core/formats/test_model_folder.py has the basic one-per-kind checks; this adds breadth):
   * pickle payloads (protocols 0-5, torch.save zip and legacy formats) planted as every file we
     read: model.safetensors, a shard, the shard index, config.json, card.json, tokenizer.json,
     source/target.tokenizer.json, in a folder and inside a zip (archive root and top-level folder);

@@ -18,9 +18,9 @@ from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.training.schedule import learning_rate
 from nmt_desktop.core.training.train import Trainer, TrainingError
 from nmt_desktop.core.decoding.translator import Translator
+from cli_runner import REPO_ROOT as REPO
 from tiny_models import reference, synthetic_pairs, write_tsv
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

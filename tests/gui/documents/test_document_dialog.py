@@ -7,18 +7,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from nmt_desktop.gui.document_file import DocumentFileError, read_document, write_translation  # noqa: E402
-from nmt_desktop.gui.document_table import TARGET  # noqa: E402
+from nmt_desktop.gui.documents.file import DocumentFileError, read_document, write_translation  # noqa: E402
+from nmt_desktop.gui.documents.table import TARGET  # noqa: E402
+from cli_runner import REPO_ROOT  # noqa: E402
 from limits import SLOW_TIMEOUT_MS as TIMEOUT_MS  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # paragraphs, several blank lines (one leading), a whitespace-only line, and a line longer than the tiny
 # model's 64 positions (cut into sentences by the core, joined back on one line)
 LONG_LINE = " ".join(["red cat runs . blue dog sleeps ."] * 12)
@@ -60,8 +59,10 @@ def test_cancel_stops_and_writes_nothing(qtbot, open_main_window, tiny_model_dir
                       encoding="utf-8")
     dialog = window.translate_file(source)
     done: list[int] = []
-    dialog.worker.unitDone.connect(lambda _r, i, _t: done.append(i))
-    qtbot.waitUntil(lambda: len(done) >= 2, timeout=TIMEOUT_MS)
+    dialog.worker.unitDone.connect(lambda _r, i, _t: done.append(i))  # runs in the worker thread
+    # the dialog has its units (the queued `started`) as well as two finished: a busy machine can run the
+    # worker two units ahead of the GUI thread's event loop
+    qtbot.waitUntil(lambda: len(done) >= 2 and len(dialog.units) > 0, timeout=TIMEOUT_MS)
     dialog.cancel_button.click()
     assert not dialog.running and dialog.lines is None
     assert "Cancelled" in dialog.status.text()

@@ -18,7 +18,8 @@ import threading
 import numpy as np
 import pytest
 import torch
-from test_transformer import VARIANTS, padded, random_model
+import random_models
+from random_models import VARIANTS, padded, random_model
 from tiny_models import perturbed_model
 
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
@@ -38,6 +39,8 @@ BACKENDS = {"reference": ReferenceBackend, "python": PythonBackend, "compiled": 
 FAST = [pytest.param("python"), pytest.param("compiled", marks=needs_library)]
 ops = torch.ops.nmt_desktop if BUILT else None
 ATOL = 1e-5
+# tests/, where a child process finds the test helpers (random_models, tiny_models)
+TESTS_DIR = os.path.dirname(random_models.__file__)
 
 
 def test_setup_builds_the_library_in_ci():
@@ -190,12 +193,12 @@ def test_disabled_by_environment():
     """NMT_DESKTOP_NATIVE=0 keeps the library unloaded and "auto" on the Python backend (a child
     process: loading is once per process)."""
     code = ("import torch; from nmt_desktop.core.decoding.backends import native_library; import sys; "
-            "sys.path[:0] = [sys.argv[1], sys.argv[1] + '/..']; "
+            "sys.path[:0] = [sys.argv[1]]; "
             "from nmt_desktop.core.decoding.backends.choice import choose_backend; "
-            "from test_transformer import random_model; "
+            "from random_models import random_model; "
             "print(native_library.load(), choose_backend(random_model()).name)")
     env = {k: v for k, v in os.environ.items() if k != "NMT_DESKTOP_BACKEND"}
-    result = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True,
+    result = subprocess.run([sys.executable, "-c", code, TESTS_DIR], capture_output=True,
                             text=True, timeout=120, env=dict(env, NMT_DESKTOP_NATIVE="0"))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "python"]
@@ -384,8 +387,8 @@ import sys, torch
 from nmt_desktop.core.decoding.backends import native_library
 torch.ops.load_library(sys.argv[1])
 native_library._loaded = True
-sys.path[:0] = [sys.argv[2], sys.argv[2] + '/..']
-from test_transformer import random_model
+sys.path[:0] = [sys.argv[2]]
+from random_models import random_model
 from nmt_desktop.core.decoding.backends.compiled import CompiledBackend
 model = random_model()
 backend = CompiledBackend(model)
@@ -407,7 +410,7 @@ def test_library_builds_from_source_and_runs(tmp_path):
     built = tmp_path / build.stdout.strip().rsplit("/", 1)[-1]
     assert built.is_file() and built.name.startswith("decode_step-") and torch.__version__ in built.name
     env = dict(os.environ, NMT_DESKTOP_NATIVE="1")
-    child = subprocess.run([sys.executable, "-c", _CHILD, str(built), os.path.dirname(__file__)],
+    child = subprocess.run([sys.executable, "-c", _CHILD, str(built), TESTS_DIR],
                            capture_output=True, text=True, timeout=120, env=env)
     assert child.returncode == 0, child.stderr
     logits_shape, cross_sum = child.stdout.split(")")

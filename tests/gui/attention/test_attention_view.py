@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, Signal
 from nmt_desktop.core.analysis.attention_data import AttentionData
 from nmt_desktop.core.analysis.words import display_piece, word_groups
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.gui.attention_view import AttentionView
-from nmt_desktop.gui.heatmap import LOG_FLOOR
+from nmt_desktop.gui.attention.grid import AttentionView
+from nmt_desktop.gui.attention.heatmap import LOG_FLOOR
 
 
 @pytest.fixture(scope="module")
@@ -372,7 +372,7 @@ def test_a_new_48_head_grid_is_built_a_slice_at_a_time_while_streaming(av_view, 
     """An OPUS-MT-size grid (6 layers x 8 heads: 55 cells) took ~120 ms of the GUI thread to build when its
     first step arrived; while streaming it is built a slice per event-loop turn, every cell then showing
     the rows streamed so far."""
-    from nmt_desktop.gui import attention_view
+    from nmt_desktop.gui.attention import grid as attention_view
 
     monkeypatch.setattr(attention_view, "GRID_BUILD_SLICE_S", 0.0)  # one cell per turn
     layers, heads, source = 6, 8, ["▁a", "▁b", "▁c", "</s>"]
@@ -380,12 +380,91 @@ def test_a_new_48_head_grid_is_built_a_slice_at_a_time_while_streaming(av_view, 
     rows = [rng.dirichlet(np.ones(len(source)), size=(layers, heads)).astype(np.float32) for _ in range(3)]
     av_view.begin(source, layers, heads)
     av_view.append_step("▁x", rows[0])
-    assert 0 < len(av_view._cells) < layers * (heads + 1) + 1  # part of the grid now, the rest later
+    assert 0 < len(av_view.heatmaps.cells) < layers * (heads + 1) + 1  # part of the grid now, the rest later
     av_view.append_step("▁y", rows[1])
-    qtbot.waitUntil(lambda: len(av_view._cells) == layers * (heads + 1) + 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(av_view.heatmaps.cells) == layers * (heads + 1) + 1, timeout=5000)
     av_view.append_step("▁z", rows[2])
     expected = np.stack(rows, axis=2)  # (L, H, 3, S)
     for layer in range(layers):
         for head in range(heads):
             np.testing.assert_array_equal(_cell(av_view, layer, head).image, expected[layer, head])
     assert av_view.cell_item(5, 7).title == "L6 H8"
+
+
+# --- the finished translation extends what streamed (issue 30, point 2) -----------------------------------
+
+BEAM_TEXTS = ["red cat runs", "cat dog red", "the big red dog sees a small cat", "a b c d e f",
+              "small big small big", "red red red cat"]
+
+
+def _stream_into(view, translator, text, cfg, focus=None):
+    """Stream `text` into `view` as the Translate tab does, the focus view open on `focus` if given; (steps,
+    Translation, full repaints after the grid was built)."""
+    stream = translator.stream(text, cfg)
+    steps = list(stream)
+    tr = stream.result
+    L, H, _ = steps[0].cross_attention.shape
+    view.begin(tr.source_tokens, L, H)
+    if focus is not None:
+        view.focus(*focus)
+    built = view.full_repaints
+    for step in steps:
+        view.append_step(step.piece, step.cross_attention)
+    assert view.full_repaints == built  # streamed rows are added, never a full repaint
+    return steps, tr, built
+
+
+def _assert_shows(view, tr):
+    T = tr.attention.shape[2]
+    assert view.painted_rows() == T and view.data().target_tokens == tr.target_tokens
+    np.testing.assert_array_equal(view.data().weights, tr.attention)
+    for layer in range(tr.attention.shape[0]):
+        for head in range(tr.attention.shape[1]):
+            np.testing.assert_array_equal(_cell(view, layer, head).image, tr.attention[layer, head])
+        np.testing.assert_allclose(_cell(view, layer, -1).image, tr.attention[layer].mean(axis=0), atol=1e-6)
+    np.testing.assert_allclose(_cell(view, -1, -1).image, tr.attention.mean(axis=(0, 1)), atol=1e-6)
+    assert all(cell.y_extent == T for cell in view.heatmaps.cells)  # fitted to the final rows
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_full_repaints_a_streamed_greedy_translation_finishes_with_none(av_view, tiny_translator, merge):
+    """Greedy search streams every row of its translation: the finish paints nothing (0 full repaints after the
+    grid was first built, no row painted), it only fits the cells to the rows and offers the other kinds."""
+    av_view.set_merge_words(merge)
+    _, tr, built = _stream_into(av_view, tiny_translator, "the big red dog sees a small cat",
+                                DecodeConfig(self_attention=True), focus=(0, 1))  # an open focus view too
+    rows_painted = av_view.row_paints
+    av_view.set_translation(tr)
+    assert not av_view.streaming
+    assert av_view.full_repaints == built and av_view.row_paints == rows_painted
+    assert av_view.available_kinds() == ["cross", "encoder", "decoder"]
+    if not merge:
+        _assert_shows(av_view, tr)
+        np.testing.assert_array_equal(av_view.focus_view.matrix(), tr.attention[0, 1])
+    else:
+        assert av_view.data().target_tokens == AttentionData.from_translation(tr).merged().target_tokens
+    av_view.set_translation(tr)  # the same translation again (its sentence selected anew): still nothing
+    assert av_view.full_repaints == built
+    av_view.set_kind("encoder")  # other content: one full repaint
+    assert av_view.full_repaints == built + 1
+
+
+def test_full_repaints_a_beam_translation_rebuilds_only_when_its_final_best_differs(av_view, tiny_translator):
+    """Beam search streams the best live hypothesis of each moment. When the final best is that one (plus its
+    "</s>"), the finish adds its last row (no full repaint); when it is another, the grid is repainted then."""
+    seen = set()
+    for text in BEAM_TEXTS:
+        steps, tr, built = _stream_into(av_view, tiny_translator, text, DecodeConfig(beam_size=2))
+        n = len(steps)
+        extends = ([s.piece for s in steps] == tr.target_tokens[:n]
+                   and np.array_equal(np.stack([s.cross_attention for s in steps], axis=2), tr.attention[:, :, :n]))
+        rows_painted = av_view.row_paints
+        av_view.set_translation(tr)
+        if extends:
+            seen.add("extends")
+            assert av_view.full_repaints == built and av_view.row_paints == rows_painted + 1
+        else:
+            seen.add("differs")
+            assert av_view.full_repaints == built + 1
+        _assert_shows(av_view, tr)
+    assert seen == {"extends", "differs"}  # the inputs show both cases

@@ -17,7 +17,7 @@ import math
 import pytest
 import torch
 
-from tiny_models import perturbed_model, right_padded
+from random_models import BASE, VARIANTS, padded, random_model
 
 from nmt_desktop.core.config import ConfigError, DecodeConfig, ModelConfig, PRESETS
 from nmt_desktop.core.decoding.backends.python import PythonBackend
@@ -25,41 +25,6 @@ from nmt_desktop.core.model.layers import causal_mask, sinusoidal_positions
 from nmt_desktop.core.model.transformer import build_model, count_parameters
 
 ATOL = 1e-5
-VOCAB = 41
-
-BASE = dict(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=32, n_heads=4, encoder_layers=2,
-            decoder_layers=3, ffn_dim=48, max_positions=32, dropout=0.0)
-
-# Every option value appears at least once; several appear in combination with each other.
-VARIANTS = {
-    "post-relu-shared-tied": dict(),
-    "pre-gelu-separate-untied": dict(norm="pre", activation="gelu", shared_vocab=False, src_vocab_size=37,
-                                     tie_output=False),
-    "post-silu-nobias-concat": dict(activation="silu", bias=False, pos_layout="concat"),
-    "pre-relu-concat-logitsbias": dict(norm="pre", pos_layout="concat", final_logits_bias=True, tie_output=False),
-    "post-gelu-separate-tied-logitsbias": dict(activation="gelu", shared_vocab=False, src_vocab_size=53,
-                                               final_logits_bias=True),
-    "pre-silu-nobias-untied-unscaled": dict(norm="pre", activation="silu", bias=False, tie_output=False,
-                                            scale_embedding=False),
-    "marian-like": dict(activation="silu", pos_layout="concat", final_logits_bias=True, decoder_start_id=0,
-                        shared_vocab=False, src_vocab_size=45),
-}
-
-
-def random_model(seed: int = 0, **overrides):
-    """A small model in eval mode whose parameters are all perturbed away from their init."""
-    return perturbed_model(ModelConfig(**{**BASE, **overrides}), seed)
-
-
-def padded(seqs: list[list[int]], pad: int, left: bool = False) -> torch.Tensor:
-    width = max(map(len, seqs))
-    out = torch.full((len(seqs), width), pad, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        if left:
-            out[i, width - len(s):] = torch.tensor(s)
-        else:
-            out[i, : len(s)] = torch.tensor(s)
-    return out
 
 
 def random_batch(model, src_lens, tgt_lens, seed=0):
@@ -459,3 +424,25 @@ def test_decode_config_max_length():
     assert cfg.max_length(4, 100) == 9
     assert cfg.max_length(200, 100) == 99  # capped: the start token takes a position
     assert DecodeConfig(max_len_a=0.0, max_len_b=1).max_length(50, 100) == 1
+
+
+def test_feed_forward_skipping_padding_keeps_the_autocast_dtype() -> None:
+    """Training skips padded positions (`rows`): the skipped output must be what the full product gives at
+    those rows, zeros elsewhere, in the product's own dtype. Under autocast the products are bfloat16 while
+    the residual stream is float32; on CUDA index_copy does not promote, so a float32 buffer stopped every
+    GPU training run at its first step (found on an H200). The CPU's autocast shows the dtype the same way."""
+    from nmt_desktop.core.model.layers import FeedForward
+
+    torch.manual_seed(0)
+    ff = FeedForward(16, 32, "relu", 0.0, True)
+    x = torch.randn(2, 5, 16)
+    rows = torch.tensor([0, 1, 2, 5, 6])  # (N,) flat positions of B * T kept
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        full = ff(x)  # (B, T, D)
+        skipped = ff(x, rows)
+    assert skipped.dtype == full.dtype == torch.bfloat16
+    flat_full, flat_skipped = full.reshape(10, 16), skipped.reshape(10, 16)
+    torch.testing.assert_close(flat_skipped[rows], flat_full[rows])
+    others = torch.tensor([i for i in range(10) if i not in rows.tolist()])
+    assert torch.all(flat_skipped[others] == 0)
+    assert ff(x, rows).dtype == torch.float32  # no autocast: float32 as before

@@ -43,7 +43,7 @@ def test_view_names_and_the_cli_import_no_qt(repo_root) -> None:
 
 def test_cli_choices_and_screenshot_tables_are_the_registry() -> None:
     from nmt_desktop.cli.main import build_parser
-    from nmt_desktop.gui import screenshot
+    from nmt_desktop.gui.headless import screenshot
 
     parser = build_parser()
     gui = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" gui"))

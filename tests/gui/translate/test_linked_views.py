@@ -161,7 +161,7 @@ def test_pointing_at_a_word_of_another_sentence_shows_that_sentence(qtbot, windo
 
 def test_select_flag_selects_a_word_for_a_screenshot(monkeypatch, tmp_path, tiny_model_dir, capsys) -> None:
     from nmt_desktop.cli.main import main as cli_main
-    from nmt_desktop.gui import screenshot
+    from nmt_desktop.gui.headless import screenshot
 
     monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "log"))

@@ -20,7 +20,7 @@ from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from nmt_desktop.gui.analysis.align_method_picker import reads_heads  # noqa: E402
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
-from nmt_desktop.gui.workers import ModelInfo  # noqa: E402
+from nmt_desktop.gui.models.loader import ModelInfo  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
 TEXT = "red cat runs big dog"

@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from nmt_desktop.gui.device_detection import Device  # noqa: E402
+from nmt_desktop.gui.train.device_detection import Device  # noqa: E402
 from nmt_desktop.gui.train.form import TrainForm  # noqa: E402
 from nmt_desktop.gui.train.plots import LivePlots  # noqa: E402
-from nmt_desktop.gui.workers import ModelInfo  # noqa: E402
+from nmt_desktop.gui.models.loader import ModelInfo  # noqa: E402
 
 
 def model(src: str, tgt: str) -> ModelInfo:

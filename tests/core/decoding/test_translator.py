@@ -301,7 +301,7 @@ def test_document_lines_and_units():
     assert document_lines("a\r\n\nb\n") == ["a", "", "b"]
     assert document_lines("") == [""] and document_lines("\n") == [""]
     fits = lambda text: [0] * len(text.split())  # noqa: E731 - a word a token
-    assert line_units("  ", fits, 4) == []  # more cases: tests/core/test_sentences.py
+    assert line_units("  ", fits, 4) == []  # more cases: tests/core/decoding/test_sentences.py
     assert line_units("one two. three four five", fits, 4) == [("one two.", [0, 0]), ("three four five", [0, 0, 0])]
     with pytest.raises(InputTooLongError):
         line_units("one two three four five", fits, 4)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,9 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.int8 import is_int8, quantize_int8
 from nmt_desktop.core.decoding.translator import Translator
 
+from cli_runner import REPO_ROOT
 from tiny_models import synthetic_pairs
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = [s for s, _ in synthetic_pairs(40, seed=777)]
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-_ALIGN = Path(__file__).resolve().parents[2] / "benchmarks" / "align"
+from cli_runner import REPO_ROOT
+
+_ALIGN = REPO_ROOT / "benchmarks" / "align"
 
 
 def _checker():

@@ -11,14 +11,15 @@ import math
 
 import numpy as np
 import pytest
-from test_backends import BUILT
 from tiny_models import TARGET_WORDS
 
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.backends import native_library
 from nmt_desktop.core.decoding.document import InputTooLongError
 from nmt_desktop.core.decoding.scoring import disagreements
 from nmt_desktop.core.decoding.translator import Translator
 
+BUILT = native_library.load()  # the compiled library is optional: its backend is tried where it loads
 BACKENDS = ["reference", "python"] + (["compiled"] if BUILT else [])
 SOURCES = ["red cat runs", "big dog eats small bird", "the small green bird sees the big red cat", "cat"]
 ATOL = 1e-5

@@ -20,9 +20,9 @@ from nmt_desktop.core.analysis.words import display_pieces  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.tokenizer import WORD_START  # noqa: E402
 from nmt_desktop.gui import theme  # noqa: E402
-from nmt_desktop.gui.attention_view import AttentionView  # noqa: E402
-from nmt_desktop.gui.focus_view import FocusView  # noqa: E402
-from nmt_desktop.gui.token_axis import FLOOR_PT, elide  # noqa: E402
+from nmt_desktop.gui.attention.grid import AttentionView  # noqa: E402
+from nmt_desktop.gui.attention.focus import FocusView  # noqa: E402
+from nmt_desktop.gui.attention.token_axis import FLOOR_PT, elide  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
 TEXT = ("red cat runs big dog sleeps small bird eats green tree water sun moon house blue cat runs big dog "

@@ -30,10 +30,10 @@ from nmt_desktop.core.config import TrainConfig  # noqa: E402
 from nmt_desktop.core.formats.model_folder import load_model  # noqa: E402
 from nmt_desktop.gui.app import MainWindow  # noqa: E402
 from nmt_desktop.gui.train.process import LineBuffer, command_lines, parse_event  # noqa: E402
+from cli_runner import REPO_ROOT  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
 CHILD_MS = 180000  # a child process training the tiny model: ~25 s on a quiet machine, over 60 s under load
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

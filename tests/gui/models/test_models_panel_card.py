@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from cli_runner import REPO_ROOT
 
-from nmt_desktop.gui.card_html import card_html
+from nmt_desktop.gui.models.card_html import card_html
 
-BUNDLED_EN_DE = Path(__file__).resolve().parents[2] / "models" / "en-de"
+BUNDLED_EN_DE = REPO_ROOT / "models" / "en-de"
 PULLED = {
     "name": "opus-mt-en-fr", "source": "Hugging Face Hub", "hub_repo": "Helsinki-NLP/opus-mt-en-fr",
     "revision": "0123456789abcdef0123456789abcdef01234567", "url": "https://huggingface.co/Helsinki-NLP/opus-mt-en-fr",
@@ -54,7 +54,7 @@ def test_pulled_model_card_shows_source_and_readable_extras() -> None:
 
 def test_models_tab_shows_the_rendered_card(qtbot, monkeypatch, tmp_path) -> None:
     pytest.importorskip("pytestqt")
-    from nmt_desktop.gui.models_panel import ModelsPanel
+    from nmt_desktop.gui.models.panel import ModelsPanel
 
     monkeypatch.setenv("NMT_DESKTOP_MODELS_DIR", str(tmp_path / "no-bundled-models"))
     panel = ModelsPanel()

@@ -16,7 +16,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from nmt_desktop.gui.focus_view import FocusView  # noqa: E402
+from nmt_desktop.gui.attention.focus import FocusView  # noqa: E402
 
 SOURCE = ["▁Datenschutz", "grundverordnung", "▁ist", "▁ein", "▁langes", "▁Wort", "▁und", "▁gut", "▁Datum", "▁heute"]
 TARGET = ["▁The", "▁data", "▁protection", "▁regulation", "▁is", "▁long", "</s>"]

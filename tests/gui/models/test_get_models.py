@@ -12,8 +12,8 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QObject, Qt, Slot  # noqa: E402
 
 from nmt_desktop.core.locations import user_models_dir  # noqa: E402
-from nmt_desktop.gui.get_models_dialog import progress_text  # noqa: E402
-from nmt_desktop.gui.models_panel import ModelsPanel  # noqa: E402
+from nmt_desktop.gui.models.get_models_dialog import progress_text  # noqa: E402
+from nmt_desktop.gui.models.panel import ModelsPanel  # noqa: E402
 
 REPO = "Helsinki-NLP/opus-mt-en-de"
 

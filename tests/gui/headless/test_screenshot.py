@@ -23,7 +23,7 @@ from nmt_desktop.core.analysis import ablation as analysis  # noqa: E402
 from nmt_desktop.core.analysis.alignment import align, default_method  # noqa: E402
 from nmt_desktop.core.analysis.words import display_piece  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
-from nmt_desktop.gui import screenshot  # noqa: E402
+from nmt_desktop.gui.headless import screenshot  # noqa: E402
 
 TEXT = "red cat runs big dog"
 LAST_LAYER = "L2H1,L2H2,L2H3,L2H4"  # every head of the tiny model's last decoder layer
@@ -133,7 +133,7 @@ def test_compare_view_shows_both_translations(monkeypatch, app_dirs, tiny_model_
 
 
 def test_child_process_beam_tree_screenshot(tiny_model_dir, tmp_path) -> None:
-    from test_app import run_gui_cli  # tests/gui is on sys.path (rootdir-relative test modules)
+    from cli_runner import run_gui_cli
 
     out = tmp_path / "tree.png"
     proc = run_gui_cli("-m", str(tiny_model_dir), "--text", TEXT, "--analysis-view", "beam-tree", "--screenshot",

@@ -20,7 +20,7 @@ from nmt_desktop.gui.translate.inspect_box import SCORE_CONFIG  # noqa: E402
 from nmt_desktop.gui.translate.inspect_view import (BAND_FLOORS, DARK_BANDS, GIVEN, LIGHT_BANDS, MODEL,  # noqa: E402
                                                     band, model_choice)
 
-from test_theme import contrast  # noqa: E402
+from colour_contrast import contrast  # noqa: E402
 from tiny_models import LEXICON, TARGET_WORDS  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
@@ -196,7 +196,7 @@ def test_screenshot_of_an_inspected_translation(monkeypatch, app_dirs, tiny_mode
     from PySide6.QtGui import QImage
 
     from nmt_desktop.cli.main import main as cli_main
-    from nmt_desktop.gui import screenshot
+    from nmt_desktop.gui.headless import screenshot
 
     seen: dict = {}
     real = screenshot.inspect

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (QCheckBox, QFileDialog, QRadioButton, QStyle, QSt
 
 from nmt_desktop.core.formats.model_folder import save_model  # noqa: E402
 from nmt_desktop.gui import theme  # noqa: E402
-from nmt_desktop.gui.document_table import SOURCE, TARGET  # noqa: E402
+from nmt_desktop.gui.documents.table import SOURCE, TARGET  # noqa: E402
 from nmt_desktop.gui.translate.nbest_list import NBestList  # noqa: E402
-from test_theme import contrast  # noqa: E402  (tests/gui is on sys.path)
+from colour_contrast import contrast  # noqa: E402
 from tiny_models import perturbed_model  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
 
