@@ -278,3 +278,22 @@ def _view_option(table, column: int):
     option.rect = QRect(0, 0, table.columnWidth(column), 1)
     option.features |= QStyleOptionViewItem.ViewItemFeature.WrapText
     return option
+
+
+def test_forced_prefix_is_never_blank_axes(open_main_window, tiny_model_dir, qtbot):
+    """Before anything was forced the view says how to force a token (it showed empty axes with a 0-1 bar);
+    a forced re-decoding replaces the message with the texts and the difference map."""
+    window = open_main_window(tiny_model_dir)
+    translate_by_click(qtbot, window, TEXT)
+    view = analysis_view(window, "Forced prefix")
+    assert view.empty.isVisible() and "Force this token" in view.empty.hint.text()
+    assert not view.diff.isVisible() and not view.texts.isVisible()
+    panel = window.translate_panel
+    unit = panel.document.current()
+    panel.show_alternatives(unit.steps[0])  # what a click on the first token does
+    with qtbot.waitSignal(view.forcedDone, timeout=TIMEOUT_MS):
+        assert panel.force_alternative(1)  # the Alternatives table's "Force this token" on its second row
+    assert view.diff.isVisible() and not view.empty.isVisible()
+    assert view.diff.matrix().shape[1] == len(unit.translation.source_tokens)
+    window.analysis_panel.set_translator(window.translate_panel.translator)  # a model (re)loaded: no stale result
+    assert view.empty.isVisible()

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from nmt_desktop.core.analysis.words import display_piece
 from nmt_desktop.core.config import DecodeConfig
 
 from ..attention.focus import FocusView
+from ..empty_state import EmptyMessage
 from ..job_view import JobView
 from .analysis_view import AnalysisView
 from .layer_combo import layer_choice, layer_items
@@ -51,11 +52,23 @@ class ForcedPrefixView(JobView, AnalysisView):
         row.addWidget(QLabel("Attention difference (new − old) of"))
         row.addWidget(self.layer, 1)
         row.addStretch(1)
+        result = QWidget()  # the texts and the difference map, once a forced re-decoding has run
+        rl = QVBoxLayout(result)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.texts)
+        rl.addLayout(row)
+        rl.addWidget(self.diff, 1)
+        # before that: what is missing and how to get it, never blank axes
+        self.empty = EmptyMessage("No forced re-decoding yet",
+                                  "On the Translate tab, right-click a token's alternative (Alternatives) and "
+                                  "choose “Force this token”: the new translation and how its attention differs "
+                                  "from the original's appear here.")
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.empty)
+        self.pages.addWidget(result)
         layout = QVBoxLayout(self)
         layout.addWidget(self.info)
-        layout.addWidget(self.texts)
-        layout.addLayout(row)
-        layout.addWidget(self.diff, 1)
+        layout.addWidget(self.pages, 1)
 
     def status_label(self) -> QLabel:
         return self.info
@@ -63,6 +76,7 @@ class ForcedPrefixView(JobView, AnalysisView):
     def set_translator(self, translator: Translator | None, card: dict[str, Any] | None = None) -> None:
         self.translator, self.old, self.new = translator, None, None
         self.forget_job()
+        self.pages.setCurrentWidget(self.empty)  # a new model: the last result is not of it
         if translator is not None:
             self.layer.blockSignals(True)
             self.layer.clear()
@@ -90,6 +104,7 @@ class ForcedPrefixView(JobView, AnalysisView):
         self.texts.setHtml("<p><b>Original</b></p>" + tokens_html(old, changed_old)
                            + "<p><b>Forced</b></p>" + tokens_html(new, changed_new))
         self.refresh()
+        self.pages.setCurrentIndex(1)
         self.forcedDone.emit(translation)
 
     def layer_choice(self) -> int | None:
