@@ -6,7 +6,7 @@ alternatives at that position and every layer's and head's attention, exactly as
 reports the token it chose. It runs on any `StepBackend` (backend.py), one position at a time on
 the K/V cache, over a batch of sources with targets of different lengths: a row leaves the batch
 once its final </s> is scored. So a forced step and a greedy step that see the same prefix give
-the same log-probabilities (tests/core/test_forcing.py), and `pipeline.Search` collects the steps
+the same log-probabilities (tests/core/decoding/test_forcing.py), and `pipeline.Search` collects the steps
 into `Hypothesis`es like any search's.
 
 No token is masked except <pad> (never a real target token): a given translation may end before

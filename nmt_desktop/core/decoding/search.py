@@ -22,7 +22,7 @@ ablation) are options of the reference backend (backends/reference.py), not of t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Literal, Sequence
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 import torch
@@ -178,15 +178,6 @@ def keep_rows(backend: StepBackend, state: DecoderState, tokens: Tensor, alive: 
     with torch.inference_mode():
         backend.reorder(state, keep_t)
     return tokens.index_select(0, keep_t), [alive[i] for i in keep]
-
-
-def collect_greedy(steps: Iterable[list[Step]], batch: int, cfg: DecodeConfig, eos_id: int) -> list[Hypothesis]:
-    """Run a greedy-like search (greedy, sampling, teacher forcing) to the end: one `Hypothesis` per row."""
-    per_row: list[list[Step]] = [[] for _ in range(batch)]
-    for position in steps:
-        for step in position:
-            per_row[step.row].append(step)
-    return [hypothesis_of(row, cfg, eos_id) for row in per_row]
 
 
 def hypothesis_of(steps: list[Step], cfg: DecodeConfig, eos_id: int, score: float | None = None) -> Hypothesis:

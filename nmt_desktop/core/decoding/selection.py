@@ -2,7 +2,7 @@
 
 A search asks its backend for the greedy pick (with the top-k alternatives) or for beam search's best
 expansions; the reference and Python backends answer with these functions (`PythonSelection`), the
-compiled backend with native/search_ops.cpp, which gives the same tokens (tests/core/test_backends.py).
+compiled backend with native/search_ops.cpp, which gives the same tokens (tests/core/decoding/backends/test_backends.py).
 Forced-prefix and sampled steps need every log-probability and use these functions on any backend.
 
 `masked`: the ids never chosen at this step, (pad, eos) with -1 for none (see search.masked_ids).

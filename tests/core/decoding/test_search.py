@@ -14,7 +14,8 @@ import torch
 from tiny_models import perturbed_model, right_padded
 
 from nmt_desktop.core.config import DecodeConfig, ModelConfig
-from nmt_desktop.core.decoding.search import (BeamState, _sample, beam_search, collect_greedy, greedy_or_sample,
+from nmt_desktop.core.decoding.pipeline import Search
+from nmt_desktop.core.decoding.search import (BeamState, _sample, beam_search, greedy_or_sample,
                                      length_normalise)
 from nmt_desktop.core.decoding.backends.choice import backend_for_search
 from nmt_desktop.core.model.transformer import build_model
@@ -58,15 +59,10 @@ def random_sources(n, seed, vocab=41, lengths=(2, 9)):
 
 
 def greedy(model, sources, cfg, head_mask=None):
-    steps = greedy_or_sample(model, right_padded(sources, model.config.pad_id), cfg,
-                             backend=backend_for_search(model, None, head_mask))
-    holder = []
-
-    def capture():
-        holder.append((yield from steps))
-
-    hyps = collect_greedy(capture(), len(sources), cfg, model.config.eos_id)
-    return hyps, holder[0]
+    """Greedy (or sampling) through the pipeline's one dispatch: each row's hypothesis and the encoder attention."""
+    assert cfg.beam_size == 1
+    search = Search(model, right_padded(sources, model.config.pad_id), cfg, backend_for_search(model, None, head_mask))
+    return [row[0] for row in search.run()], search.encoder_attention
 
 
 def alt_ids(hyp):

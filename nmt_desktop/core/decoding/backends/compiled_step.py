@@ -3,7 +3,7 @@
 `prepare_compiled_step` hands a `FusedStep`'s prepared tensors to a C++ `DecodeStep` (no copies: the
 same weights and oneDNN / fbgemm layouts, and the row counts prepared_linear.py chose for the blocked
 layout); `run_compiled_step` then does the whole step in one call from Python instead of ~30 per
-layer. Same results as `fused_step` (tests/core/test_backends.py; int8 up to the last bit, its query
+layer. Same results as `fused_step` (tests/core/decoding/backends/test_backends.py; int8 up to the last bit, its query
 scale being applied inside baddbmm). CPU only.
 """
 

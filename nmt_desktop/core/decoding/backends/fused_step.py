@@ -13,7 +13,7 @@ Python calls per layer, which at batch 1 on a small model take longer than the a
   into an additive bias, so each cross-attention is `baddbmm`, `softmax`, `bmm`.
 
 `fused_step` then runs ~30 tensor operations per layer and returns the same logits and cross- and
-self-attention weights as the modules (equal within float rounding; tests/core/test_backends.py).
+self-attention weights as the modules (equal within float rounding; tests/core/decoding/backends/test_backends.py).
 The Python backend runs it; the compiled backend (compiled_step.py) runs the same step in C++ over
 the same `FusedStep`.
 """

@@ -4,7 +4,7 @@ A search (search.py) encodes its sources, then talks only to a `StepBackend`: `s
 per-search state (the K/V cache) for B rows from the encoder output, `step` turns one token per row
 into logits (and attention on request), `pick` / `beam_candidates` choose tokens from the logits,
 `reorder` keeps the rows that survive. Three implementations give the same tokens
-(tests/core/test_backends.py):
+(tests/core/decoding/backends/test_backends.py):
 
 * `ReferenceBackend` (backends/reference.py): the model's own modules (`Transformer.decode`), the only
   one that takes interventions (head mask, mean ablation of heads);

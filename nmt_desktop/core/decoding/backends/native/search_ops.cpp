@@ -8,7 +8,7 @@
 // hold a new entry are looked at element by element), and only the k winners are turned into
 // log-probabilities (logit - logsumexp of the row); the full (R, V) log-softmax is never written.
 // The cache reorder moves the filled positions of the rows that change, in place. Results equal
-// the Python code in selection.py to float rounding (tests/core/test_backends.py); among equal
+// the Python code in selection.py to float rounding (tests/core/decoding/backends/test_backends.py); among equal
 // values the lower index ranks first.
 #include <ATen/ATen.h>
 #include <torch/library.h>
