@@ -91,6 +91,21 @@ def test_lower_cased_sides_are_truecased(tiny_model_dir: Path, tiny_translator, 
     assert code == 0 and out.splitlines() == expected_links(tiny_translator, default_method({}, 2), truecase=False)
 
 
+def test_text_with_unicode_spaces_aligns(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    """Untokenized text with no-break, thin and ideographic spaces aligns (it stopped with "the tokens do not
+    match the words"): a line per pair, each link inside the pair's whitespace words."""
+    pairs = [("red cat\u00a0runs", "rot katze\u00a0rennt"), ("big\u2009dog eats", "gross hund\u202fisst"),
+             ("green bird\u3000sleeps", "gruen vogel schlaeft\u00a0!")]
+    path = tmp_path / "spaces.tsv"
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    code, out, err = run(capsys, "align", "-m", str(tiny_model_dir), str(path))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == len(pairs) and any(lines)
+    for line, (s, t) in zip(lines, pairs):
+        assert all(i < len(s.split()) and j < len(t.split()) for i, j in parse_pharaoh(line))
+
+
 def test_the_cards_reading_is_the_default(carded_model: Path, tiny_translator, pairs_tsv: Path, capsys,
                                           monkeypatch) -> None:
     code, out, _ = run(capsys, "align", "-m", str(carded_model), str(pairs_tsv))

@@ -160,9 +160,19 @@ def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
 # --- words ------------------------------------------------------------------------------------------
 
 
-def _piece_bytes(piece: str) -> int:
-    """How many UTF-8 bytes of the text a piece stands for, spaces ("▁") left out."""
-    return len(b"".join(piece_bytes(piece).split()))
+def _text_bytes(pieces: Sequence[str]) -> list[int]:
+    """How many UTF-8 bytes of the text each piece stands for, whitespace left out as the words leave it out:
+    any Unicode whitespace (str.split cuts words at a no-break space, a thin space, U+3000...), found in the
+    pieces' bytes joined, so a space character split over two byte pieces ("<E2 80>", "<89>") is still one."""
+    raw = [b"" if is_special(p) else piece_bytes(p) for p in pieces]
+    counted = bytearray()  # per byte of the joined pieces: 1 unless it belongs to a whitespace character
+    for ch in b"".join(raw).decode("utf-8", errors="surrogateescape"):
+        counted.extend([0 if ch.isspace() else 1] * len(ch.encode("utf-8", errors="surrogateescape")))
+    sizes, at = [], 0
+    for r in raw:
+        sizes.append(sum(counted[at: at + len(r)]))
+        at += len(r)
+    return sizes
 
 
 def piece_word_ids(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:
@@ -192,11 +202,10 @@ def _by_bytes(pieces: Sequence[str], words: Sequence[str]) -> list[int | None]:
         owner.extend([w] * len("".join(word.split()).encode("utf-8")))
     out: list[int | None] = []
     pos = 0
-    for piece in pieces:
+    for piece, size in zip(pieces, _text_bytes(pieces)):
         if is_special(piece):
             out.append(None)
             continue
-        size = _piece_bytes(piece)
         if not size:  # a blank piece: belongs to the next word, if any
             out.append(owner[pos] if pos < len(owner) else None)
             continue

@@ -46,6 +46,22 @@ def test_pieces_land_in_the_given_words():
         al.piece_word_ids(["▁a", "▁b"], ["a", "bc", "d"])
 
 
+def test_unicode_spaces_separate_words_as_str_split_does():
+    """A no-break space is a piece of its own in the bundled vocabularies and str.split cuts words at it: dev
+    line 64 of the Tatoeba en-de set ("sagen\u00a0— höre") stopped `align` with "piece '!' is past the last
+    word". Any Unicode space, also one split over byte pieces, separates words and belongs to no word's bytes."""
+    nbsp = "Ich sagen\u00a0— höre zu!"  # the pieces the bundled en-de tokenizer makes of it
+    assert al.piece_word_ids(["Ich", "▁sagen", "\u00a0", "—", "▁höre", "▁zu", "!"], nbsp.split()) == \
+        [0, 1, 2, 2, 3, 4, 4]
+    assert al.piece_word_ids(["▁2", "2", "5", "\u00a0", "g"], "225\u00a0g".split()) == [0, 0, 0, 1, 1]
+    # a thin space (E2 80 89), a narrow no-break space (E2 80 AF), an ideographic space (E3 80 80) as bytes
+    spaced = "a\u2009b\u202fc\u3000d e"
+    pieces = ["a", "<E2 80>", "<89>", "b", "<E2 80>", "<AF>", "c", "<E3>", "<80>", "<80>", "d", "▁e"]
+    assert al.piece_word_ids(pieces, spaced.split()) == [0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4]
+    # a character that is not a space keeps its bytes in its word ("“" is E2 80 9C)
+    assert al.piece_word_ids(["a", "<E2 80>", "<9C>"], ["a“"]) == [0, 0, 0]
+
+
 def test_the_shift_reading_reads_the_row_where_a_token_is_consumed():
     src, tgt = ["▁a", "▁b", "</s>"], ["▁x", "▁y", "</s>"]
     attn = np.zeros((1, 1, 3, 3))
