@@ -1,4 +1,4 @@
-"""What `score` and `align` share: sentence pairs read one per line, scored in batches by teacher forcing.
+"""What `score`, `align` and `explain` share: sentence pairs read one per line, scored in batches by teacher forcing.
 
 A line is `source<TAB>target`, or `source ||| target` as fast_align and awesome-align read it. A bad
 line (no separator, an empty side, a pair too long for the model) is reported on stderr as one
