@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
-from nmt_desktop.cli.common import (MODEL_HELP, CLIError, UsageError, add_running_options, add_target_lang_option,
-                                    load_translator, positive_int, stdin_lines)
+from nmt_desktop.cli.common import (MODEL_HELP, UsageError, add_running_options, add_target_lang_option,
+                                    load_translator, positive_int)
 from nmt_desktop.cli.pairs import INPUT_HELP, PairLine, ScoredPair, open_pairs, run_pairs
 
 # core/analysis/attribution.METHODS, spelt out so that --help imports no numpy or torch (a test keeps them equal)
@@ -86,21 +85,10 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--seed applies only with --faithfulness")
 
 
-def open_sources(path: str | None) -> tuple[str, Iterator[PairLine], bool]:
-    """Like pairs.open_pairs for --translate: each line is a source (the whole line, stripped), target empty."""
-    if path is None:
-        stream: Any = stdin_lines(sys.stdin.buffer)
-        where, interactive = "stdin", sys.stdin.isatty()
-    else:
-        try:
-            with open(path, "rb") as f:
-                stream = list(stdin_lines(f))
-        except OSError as exc:
-            raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-        where, interactive = path, False
-    lines = (PairLine(n, text.strip(), "", None if text.strip() else "the line is empty")
-             for n, text in enumerate(stream, 1))
-    return where, lines, interactive
+def source_line(text: str, number: int) -> PairLine:
+    """A line of --translate's input: the whole line (stripped) is the source, there is no target."""
+    source = text.strip()
+    return PairLine(number, source, "", None if source else "the line is empty")
 
 
 class _Translating:
@@ -165,7 +153,7 @@ def explain_json(translator: Any, translation: Any, source: str, args: argparse.
 
 def run(args: argparse.Namespace) -> int:
     _check_options(args)
-    lines = open_sources(args.input) if args.translate else open_pairs(args.input)
+    lines = open_pairs(args.input, source_line if args.translate else None)
     from nmt_desktop.core.config import DecodeConfig
 
     translator = load_translator(args.model, args, args.target_lang)

@@ -56,9 +56,12 @@ def split_pair(text: str, number: int) -> PairLine:
     return PairLine(number, source, target, error)
 
 
-def open_pairs(path: str | None) -> tuple[str, Iterator[PairLine], bool]:
+def open_pairs(path: str | None, parse: Callable[[str, int], PairLine] | None = None
+               ) -> tuple[str, Iterator[PairLine], bool]:
     """(name for messages, the lines as PairLines, interactive): the file `path` (read here, so a missing
-    file fails before the model loads), else stdin."""
+    file fails before the model loads), else stdin. `parse` (text, line number) -> PairLine: `split_pair`
+    unless given (explain --translate reads source lines)."""
+    parse = parse or split_pair
     if path is None:
         stream: Iterable[str] = stdin_lines(sys.stdin.buffer)
         where, interactive = "stdin", sys.stdin.isatty()
@@ -69,7 +72,7 @@ def open_pairs(path: str | None) -> tuple[str, Iterator[PairLine], bool]:
         except OSError as exc:
             raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
         where, interactive = path, False
-    return where, (split_pair(text, n) for n, text in enumerate(stream, 1)), interactive
+    return where, (parse(text, n) for n, text in enumerate(stream, 1)), interactive
 
 
 def _score_each(translator: Any, pairs: list[tuple[str, str]], cfg: Any, batch_size: int) -> list[Any]:
