@@ -56,6 +56,13 @@ def split_pair(text: str, number: int) -> PairLine:
     return PairLine(number, source, target, error)
 
 
+def source_line(text: str, number: int) -> PairLine:
+    """A line of source text only (`explain --translate`, `qe --translate`): the whole line, stripped, is the
+    source, and there is no target."""
+    source = text.strip()
+    return PairLine(number, source, "", None if source else "the line is empty")
+
+
 def open_pairs(path: str | None, parse: Callable[[str, int], PairLine] | None = None
                ) -> tuple[str, Iterator[PairLine], bool]:
     """(name for messages, the lines as PairLines, interactive): the file `path` (read here, so a missing

@@ -15,8 +15,7 @@ import json
 from typing import Any, Sequence
 
 from nmt_desktop.cli.common import MODEL_HELP, add_running_options, add_target_lang_option, load_translator
-from nmt_desktop.cli.explain import source_line
-from nmt_desktop.cli.pairs import INPUT_HELP, ScoredPair, open_pairs, run_pairs
+from nmt_desktop.cli.pairs import INPUT_HELP, ScoredPair, open_pairs, run_pairs, source_line
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -22,10 +22,12 @@ weights are the bundled en-de model's (other models get the same formula: rank w
 chrF there).
 
 **Word flags** (`WordFlag`, each with a one-sentence reason for a tooltip):
-- `untranslated` (source): a source word the target seems to leave out. For a given target: the model's own
-  translation renders the word (its attention-aligned words), none of those words (or a word sharing their
-  first five letters) is in the target, and the target's attention to the word is weak (< 0.7 summed over
-  its tokens). For the model's own translation: the attention it received is below 0.3 (coverage.py's rule).
+- `untranslated` (source): a source word the target seems to leave out. Evidence: how much the target needs
+  the word, the largest drop of a target token's log-probability when the word is hidden (masking.py's
+  prediction difference). A given target: it needs the word less than 0.5 nats while the model's own
+  translation needs it 1 nat or more (function words, which neither needs, are not flagged). The model's own
+  translation: it needs a word of four letters or more less than 0.5 nats (short function words are often
+  rendered by word order or inflection, not a word, so they are left out of this test).
 - `doubted` (target): a word whose pieces the model found unlikely (p < 0.05) where it preferred another token.
 - `unsupported` (target): a word the source does not explain: its support is below -0.5 nats and the model
   is not just copying it from the source (a hallucination sign: low source share).
@@ -37,6 +39,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -59,9 +62,9 @@ SHORT_KNEE, SHORT_SLOPE = -0.3, 60.0
 # Word flags.
 DOUBT_PROB = 0.05
 UNSUPPORTED_SUPPORT = -0.5
-OWN_COVERAGE = 0.3
-GIVEN_COVERAGE = 0.7
-STEM = 5  # letters two words must share to count as the same word inflected
+UNNEEDED_DROP = 0.5  # nats: a source word no target token loses this much without
+CONTENT_LETTERS = 4
+OWN_NEEDED_DROP = 1.0  # nats: ... that the model's own translation does depend on
 # Trust levels of the one line under a translation.
 HIGH, LOW = 60.0, 40.0
 
@@ -139,20 +142,26 @@ def sentence_features(reading: PairReading) -> dict[str, float]:
 
 
 def sentence_score(features: dict[str, float]) -> float:
-    """qe from `sentence_features` (the module docstring's formula), clipped to 0..100."""
+    """qe from `sentence_features` (the module docstring's formula), kept inside 0..100 by `bounded`."""
     linear = INTERCEPT + sum(WEIGHTS[k] * features[k] for k in WEIGHTS)
     detached = DETACHED_SLOPE * max(0.0, DETACHED_KNEE - features["support"])
     short = SHORT_SLOPE * max(0.0, SHORT_KNEE - features["length_ratio"])
-    return float(min(100.0, max(0.0, linear - detached - short)))
+    return bounded(linear - detached - short)
+
+
+def bounded(x: float) -> float:
+    """x itself between 10 and 90; beyond, an exponential approach to 0 or 100. Strictly increasing, so that
+    two bad (or two perfect) targets still rank: a clip would tie them and blur every ranking measure."""
+    if x < 10.0:
+        return 10.0 * math.exp((x - 10.0) / 10.0)
+    if x > 90.0:
+        return 100.0 - 10.0 * math.exp(-(x - 90.0) / 10.0)
+    return float(x)
 
 
 # --- words ---------------------------------------------------------------------------------------------
 def _norm(word: str) -> str:
     return re.sub(r"\W+", "", word.lower())
-
-
-def _same_word(a: str, b: str) -> bool:
-    return a == b or (len(a) >= STEM and len(b) >= STEM and a[:STEM] == b[:STEM])
 
 
 def _aligned_words(reading: PairReading, src_groups: Sequence[Sequence[int]], tgt_pieces: Sequence[str],
@@ -189,33 +198,43 @@ def _repeats(words: Sequence[str]) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def _flags(reading: PairReading, own_reading: PairReading | None, src_pieces: Sequence[str],
+def _needed(translator: "Translator", reading: PairReading, src_groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """(Ws,) per source word, the largest drop of a target token's log-probability when the word is hidden."""
+    from nmt_desktop.core.analysis.masking import prediction_difference
+
+    if not src_groups:
+        return np.zeros(0)
+    ids = SimpleNamespace(source_ids=reading.source_ids, target_ids=reading.target_ids)
+    return prediction_difference(translator, ids, src_groups).max(axis=0)  # type: ignore[arg-type]
+
+
+def _flags(translator: "Translator", reading: PairReading, own_reading: PairReading | None, src_pieces: Sequence[str],
            tgt_pieces: Sequence[str], own_pieces: Sequence[str], src_groups: list[list[int]],
            tgt_groups: list[list[int]], continuing: str | None) -> list[WordFlag]:
     flags: list[WordFlag] = []
     src_words = [join_word([src_pieces[i] for i in g]) for g in src_groups]
     tgt_words = [join_word([tgt_pieces[i] for i in g]) for g in tgt_groups]
-    coverage = np.array([reading.coverage[g].sum() for g in src_groups])  # (Ws,)
-    target_set = [_norm(w) for w in tgt_words]
-    if own_reading is None:
-        for i, c in enumerate(coverage):
-            if c < OWN_COVERAGE and _norm(src_words[i]):
-                flags.append(WordFlag("source", i, src_words[i], "untranslated",
-                                      f"The translation paid it little attention ({c:.2f} in all, under "
-                                      f"{OWN_COVERAGE}): it may have been left out.", float(1 - c / OWN_COVERAGE)))
-    else:
-        own_groups = real_words(own_pieces, continuing)
-        rendered = _aligned_words(own_reading, src_groups, own_pieces, own_groups)
-        for i, words in enumerate(rendered):
-            words = {w for w in words if w and not w.isdigit() or w in target_set}
-            if not words or coverage[i] >= GIVEN_COVERAGE or not _norm(src_words[i]):
+    needed = _needed(translator, reading, src_groups)  # (Ws,)
+    if own_reading is None:  # the model's own translation: nothing to compare with but the word itself
+        for i, word in enumerate(src_words):
+            if needed[i] < UNNEEDED_DROP and len(_norm(word)) >= CONTENT_LETTERS and not _norm(word).isdigit():
+                flags.append(WordFlag("source", i, word, "untranslated",
+                                      f"No word of the translation depends on it: hiding it lowers no target "
+                                      f"token's log-probability by {UNNEEDED_DROP} nats or more (at most "
+                                      f"{needed[i]:.2f}).", float(1 - needed[i] / UNNEEDED_DROP)))
+    else:  # a given target: what the model's own translation needs and this one does not
+        own_needed = _needed(translator, own_reading, src_groups)  # (Ws,)
+        rendered = _aligned_words(own_reading, src_groups, own_pieces, real_words(own_pieces, continuing))
+        for i, word in enumerate(src_words):
+            if not (needed[i] < UNNEEDED_DROP <= OWN_NEEDED_DROP <= own_needed[i]) or not _norm(word):
                 continue
-            if any(_same_word(w, t) for w in words for t in target_set):
-                continue
-            flags.append(WordFlag("source", i, src_words[i], "untranslated",
-                                  f"The model would render it as \"{', '.join(sorted(words))}\", which this "
-                                  f"translation does not contain, and it paid the word little attention "
-                                  f"({coverage[i]:.2f}).", float(1 - coverage[i] / GIVEN_COVERAGE)))
+            words = sorted(w for w in rendered[i] if w)
+            said = f" (it renders it as \"{', '.join(words)}\")" if words else ""
+            flags.append(WordFlag("source", i, word, "untranslated",
+                                  f"The model's own translation depends on it{said}, this one does not: hiding it "
+                                  f"lowers no token here by {UNNEEDED_DROP} nats or more (at most {needed[i]:.2f}; "
+                                  f"{own_needed[i]:.2f} in the model's own).",
+                                  float(min(1.0, own_needed[i] / 5) * (1 - needed[i] / UNNEEDED_DROP))))
     source_texts = {_norm(w) for w in src_words}
     for j, group in enumerate(tgt_groups):
         text = tgt_words[j]
@@ -253,7 +272,7 @@ def _estimate(translator: "Translator", source: str, target: str, reading: PairR
     est = QualityEstimate(source, target, own_reading is None, sentence_score(features), features,
                           [join_word([src_pieces[i] for i in g]) for g in src_groups],
                           [join_word([tgt_pieces[i] for i in g]) for g in tgt_groups], src_groups, tgt_groups)
-    est.flags = _flags(reading, own_reading, src_pieces, tgt_pieces, own_pieces, src_groups, tgt_groups,
+    est.flags = _flags(translator, reading, own_reading, src_pieces, tgt_pieces, own_pieces, src_groups, tgt_groups,
                        translator.tokenizers.target.continuing_prefix)
     return est
 

@@ -72,7 +72,16 @@ def test_sentence_score_follows_the_recipe() -> None:
     short = dict(features, length_ratio=-0.5)
     assert quality.sentence_score(short) == pytest.approx(
         linear - quality.WEIGHTS["length_ratio"] * 0.6 - quality.SHORT_SLOPE * 0.2)
-    assert quality.sentence_score(dict(features, support=-10.0)) == 0.0
+    worse, worst = (quality.sentence_score(dict(features, support=v)) for v in (-5.0, -10.0))
+    assert 0.0 < worst < worse < 1.0  # bounded, and still ranked
+
+
+def test_bounded_is_increasing_and_stays_inside_0_100() -> None:
+    xs = np.linspace(-300, 400, 2001)
+    ys = np.array([quality.bounded(x) for x in xs])
+    assert np.all(np.diff(ys) > 0) and ys.min() > 0 and ys.max() < 100
+    assert quality.bounded(42.0) == 42.0
+    assert quality.bounded(9.999) == pytest.approx(9.999, abs=1e-3) and quality.bounded(90.001) == pytest.approx(90.001, abs=1e-3)
 
 
 def test_repeats_are_spans_said_again_right_after() -> None:
@@ -126,3 +135,12 @@ def test_progress_and_cancel(en_de: Translator) -> None:
     assert seen[-1] == (5, 5) and [d for d, _ in seen] == sorted(d for d, _ in seen)
     with pytest.raises(ValueError, match="cancelled"):
         quality.estimate_pairs(en_de, pairs, batch_size=2, cancelled=lambda: True)
+
+
+def test_the_models_own_omission_is_flagged(en_de: Translator) -> None:
+    source = "My grandmother, who lives in a small village in the mountains, sends us a letter every month."
+    translation = en_de.translate(source, DecodeConfig())
+    assert "Berg" not in translation.text  # the bundled model drops "in the mountains"
+    est = quality.estimate_translation(en_de, translation)
+    assert est.untranslated == ["mountains,"]
+    assert est.trust != "high" and "No word of the translation depends on it" in est.flags[0].reason
