@@ -4,7 +4,9 @@ Input as `score` and `align` read it (pairs.py: `source<TAB>target` or `source |
 through the decoder), or with `--translate` source lines only, explained on the model's own translation
 (greedy, or `--beam N`). One JSON object per input line: the source and target tokens, per target token a
 score for every source token (T x S) and every earlier target token (T x T), the teacher-forced
-log-probabilities, and with `--faithfulness` comprehensiveness / sufficiency against a random ranking.
+log-probabilities, and with `--faithfulness` comprehensiveness / sufficiency against a random ranking;
+`--summary` adds their means over the whole file on stderr after the last line (the number a comparison of
+methods needs; stdout stays one JSON object per line).
 Numbers are rounded to 5 decimals, like `translate --json`'s attention. A bad line gives
 `{"source": ..., "translation": ..., "error": ...}` in its place (pairs.py).
 """
@@ -13,14 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any, Sequence
 
 from nmt_desktop.cli.common import (MODEL_HELP, UsageError, add_running_options, add_target_lang_option,
                                     load_translator, positive_int)
-from nmt_desktop.cli.pairs import INPUT_HELP, PairLine, ScoredPair, open_pairs, run_pairs
+from nmt_desktop.cli.pairs import (ATTRIBUTION_METHODS, INPUT_HELP, ScoredPair, open_pairs, run_pairs,
+                                   source_line)
 
-# core/analysis/attribution.METHODS, spelt out so that --help imports no numpy or torch (a test keeps them equal)
-METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention_rollout")
+METHODS = ATTRIBUTION_METHODS
 DEFAULT_METHOD = "leave_one_out"
 DEFAULT_IG_STEPS = 16  # integrated_gradients' own default
 DECIMALS = 5  # like `translate --json`'s attention
@@ -35,8 +38,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                     "them, or with --translate source lines, explained on the model's own translation. One JSON "
                     "object per input line: source, translation, source_tokens, target_tokens (T includes the final "
                     "</s>), method, level, source_attribution (T x S), prefix_attribution (T x T, row t scores "
-                    "y_0..y_{t-1}), logprobs, seconds (and baseline_logprobs with integrated_gradients, faithfulness "
-                    "with --faithfulness), rounded to 5 decimals. A bad line is reported on stderr and keeps its "
+                    "y_0..y_{t-1}), logprobs, seconds (and baseline_logprobs with integrated_gradients; start, the "
+                    "decoder start token's share, with the attention methods, alti_plus and value_zeroing; "
+                    "source_share with alti_plus and value_zeroing; faithfulness with --faithfulness), rounded to 5 decimals. A bad line is reported on stderr and keeps its "
                     "place ({\"error\": ...}); the exit status is 1 if any line failed.")
     p.add_argument("-m", "--model", metavar="MODEL", help=MODEL_HELP)
     p.add_argument("input", nargs="?", metavar="FILE",
@@ -54,12 +58,18 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         f"integrated_gradients: from an all-zero embedding baseline, --ig-steps points (signed); "
                         "leave_one_out: the drop of log p(y_t) when the token is replaced by <unk> (signed); "
                         "attention_rollout: encoder attention rollout read through the last layer's cross-attention "
-                        f"(rows sum to 1). Default {DEFAULT_METHOD}: it measures what it claims directly (no gradient "
+                        "(rows sum to 1); attention: cross-attention averaged over all layers and heads (the plain "
+                        "baseline); alti_plus: ALTI+ (Ferrando et al. 2022), each attention block's output "
+                        "decomposed per input token, rolled out through encoder, decoder and cross-attention; "
+                        "value_zeroing: cosine distance of the final decoder state when a token's value vectors are "
+                        "zeroed in every layer (Mohebbi et al. 2023). alti_plus and value_zeroing rows over source, "
+                        "prefix and decoder start token sum to 1 (the start token's share is left out). Default {DEFAULT_METHOD}: it measures what it claims directly (no gradient "
                         "approximation), costs two batched forward passes and no backward pass, and hides tokens "
                         "the way --faithfulness does")
     a.add_argument("--words", action="store_true",
-                   help="sum the scores into words (source columns summed, target rows summed; attention_rollout "
-                        "rows averaged); tokens then name words")
+                   help="sum the scores into words (source columns summed, target rows summed; the rows of "
+                        "attention_rollout, attention, alti_plus and value_zeroing averaged: they are shares); "
+                        "tokens then name words")
     a.add_argument("--ig-steps", type=positive_int, default=None, metavar="N",
                    help=f"integrated_gradients: points of the path integral (default {DEFAULT_IG_STEPS})")
     f = p.add_argument_group("faithfulness")
@@ -69,6 +79,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "ranking's; several extra passes per line")
     f.add_argument("--seed", type=int, default=None, metavar="N",
                    help="with --faithfulness: seed of the random ranking (default 0)")
+    f.add_argument("--summary", action="store_true",
+                   help="with --faithfulness: after the last line, print to stderr the mean comprehensiveness and "
+                        "sufficiency AOPC over all explained lines, the random ranking's, and the number of lines")
     add_running_options(p, "lines scored or translated")
     return p
 
@@ -83,12 +96,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--ig-steps applies only with --method integrated_gradients")
     if args.seed is not None and not args.faithfulness:
         raise UsageError("--seed applies only with --faithfulness")
-
-
-def source_line(text: str, number: int) -> PairLine:
-    """A line of --translate's input: the whole line (stripped) is the source, there is no target."""
-    source = text.strip()
-    return PairLine(number, source, "", None if source else "the line is empty")
+    if args.summary and not args.faithfulness:
+        raise UsageError("--summary applies only with --faithfulness")
 
 
 class _Translating:
@@ -126,8 +135,26 @@ def _faithfulness_json(faith: Any) -> dict[str, Any]:
     }
 
 
-def explain_json(translator: Any, translation: Any, source: str, args: argparse.Namespace) -> dict[str, Any]:
-    """The JSON object of one explained translation; ValueError (a failed line) where the core refuses it."""
+def summary_text(method: str, faiths: Sequence[Any]) -> str:
+    """--summary's stderr block: means over the lines' `Faithfulness` (unrounded), 5 decimals."""
+    lines = [(f"faithfulness summary: {len(faiths)} lines (failed lines left out); comprehensiveness: higher is "
+              "better, sufficiency: lower is better"),
+             f"{'method':<22} {'comprehensiveness_aopc':>22} {'sufficiency_aopc':>16}"]
+    if faiths:
+        n = len(faiths)
+        comp = sum(f.aopc_comprehensiveness for f in faiths) / n
+        suff = sum(f.aopc_sufficiency for f in faiths) / n
+        r_comp = sum(f.random_aopc_comprehensiveness for f in faiths) / n
+        r_suff = sum(f.random_aopc_sufficiency for f in faiths) / n
+        lines.append(f"{method:<22} {comp:>22.5f} {suff:>16.5f}")
+        lines.append(f"{'random':<22} {r_comp:>22.5f} {r_suff:>16.5f}")
+    return "\n".join(lines)
+
+
+def explain_json(translator: Any, translation: Any, source: str, args: argparse.Namespace,
+                 faiths: list[Any] | None = None) -> dict[str, Any]:
+    """The JSON object of one explained translation; ValueError (a failed line) where the core refuses it.
+    `faiths` collects each line's Faithfulness (for --summary)."""
     from nmt_desktop.core.analysis.attribution import attribute, faithfulness
 
     if translation.segments:
@@ -146,8 +173,14 @@ def explain_json(translator: Any, translation: Any, source: str, args: argparse.
     }
     if att.baseline_logprobs is not None:
         out["baseline_logprobs"] = _rounded(att.baseline_logprobs)
+    if att.start is not None:
+        out["start"] = _rounded(att.start)
+    if att.source_share is not None:
+        out["source_share"] = _rounded(att.source_share)
     if faith is not None:
         out["faithfulness"] = _faithfulness_json(faith)
+        if faiths is not None:
+            faiths.append(faith)
     return out
 
 
@@ -169,7 +202,11 @@ def run(args: argparse.Namespace) -> int:
         if scored.error is not None:
             return json.dumps({"source": line.source, "translation": line.target, "error": scored.error},
                               ensure_ascii=False)
-        return json.dumps(explain_json(translator, scored.translations[0], line.source, args), ensure_ascii=False)
+        return json.dumps(explain_json(translator, scored.translations[0], line.source, args, faiths),
+                          ensure_ascii=False)
 
+    faiths: list[Any] = []
     failures = run_pairs(lines, [(model, False, "")], cfg, args.batch_size, emit)
+    if args.summary:
+        print(summary_text(args.method, faiths), file=sys.stderr)
     return 1 if failures else 0

@@ -18,6 +18,10 @@ from nmt_desktop.cli.common import (CLIError, Progress, batches, print_error, st
                                     utf8_stdout)
 
 SEPARATORS = ("\t", " ||| ")
+# core/analysis/attribution.METHODS, spelt out so that --help of explain and align imports no numpy or torch
+# (tests/cli/test_cli_explain.py keeps them equal)
+ATTRIBUTION_METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention_rollout",
+                       "attention", "alti_plus", "value_zeroing")
 INPUT_HELP = "sentence pairs, one per line: source<TAB>target or source ||| target (default: read stdin)"
 
 

@@ -137,6 +137,47 @@ def test_faithfulness_keys(tiny_model_dir: Path, tmp_path: Path, capsys, transla
     assert faith["seed"] == 3 and len(faith["comprehensiveness"]) == len(faith["fractions"])
 
 
+@pytest.mark.parametrize("method", ["alti_plus", "leave_one_out"])
+def test_summary_is_the_mean_of_the_lines(tiny_model_dir: Path, tmp_path: Path, capsys, translations,
+                                          method) -> None:
+    """--summary's numbers (stderr, after the JSON lines) are the means of the lines' own numbers; a bad line is
+    left out of them and counted out of n."""
+    path = tmp_path / "pairs.tsv"
+    path.write_text(f"{SOURCES[0]}\t{translations[0]}\nno separator here\n{SOURCES[1]}\t{translations[1]}\n"
+                    f"{SOURCES[1]}\t{translations[0]}\n", encoding="utf-8")
+    code, out, err = run(capsys, "explain", "-m", str(tiny_model_dir), "--method", method, "--faithfulness",
+                         "--summary", str(path))
+    assert code == 1  # the bad line
+    good = [d["faithfulness"] for d in json_lines(out) if "error" not in d]
+    assert len(good) == 3
+    lines = err.splitlines()
+    assert lines[0].startswith("nmt-desktop: error: ")  # the bad line's report comes first
+    assert lines[1].startswith("faithfulness summary: 3 lines")
+    rows = {line.split()[0]: [float(x) for x in line.split()[1:]] for line in lines[3:]}
+    assert set(rows) == {method, "random"}
+    mean = lambda key: float(np.mean([f[key] for f in good]))
+    assert rows[method][0] == pytest.approx(mean("comprehensiveness_aopc"), abs=2e-5)
+    assert rows[method][1] == pytest.approx(mean("sufficiency_aopc"), abs=2e-5)
+    assert rows["random"][0] == pytest.approx(mean("random_comprehensiveness_aopc"), abs=2e-5)
+    assert rows["random"][1] == pytest.approx(mean("random_sufficiency_aopc"), abs=2e-5)
+    assert rows[method][0] != pytest.approx(good[0]["comprehensiveness_aopc"], abs=1e-4)  # a mean, not one line
+
+
+def test_share_methods_report_start_and_source_share(tiny_model_dir: Path, tmp_path: Path, capsys,
+                                                     translations) -> None:
+    pairs = write_tsv(tmp_path / "pairs.tsv", list(zip(SOURCES, translations))[:1])
+    code, out, _ = run(capsys, "explain", "-m", str(tiny_model_dir), "--method", "value_zeroing", str(pairs))
+    assert code == 0
+    (d,) = json_lines(out)
+    total = np.sum(d["source_attribution"], 1) + np.sum(d["prefix_attribution"], 1) + np.asarray(d["start"])
+    np.testing.assert_allclose(total, 1.0, atol=1e-4)
+    np.testing.assert_allclose(d["source_share"], np.sum(d["source_attribution"], 1), atol=1e-4)
+    code, out, _ = run(capsys, "explain", "-m", str(tiny_model_dir), "--method", "saliency", str(pairs))
+    assert code == 0
+    (d,) = json_lines(out)
+    assert "start" not in d and "source_share" not in d
+
+
 def test_a_bad_line_keeps_its_place(tiny_model_dir: Path, tmp_path: Path, capsys, translations) -> None:
     path = tmp_path / "pairs.tsv"
     path.write_text(f"{SOURCES[0]}\t{translations[0]}\nno separator here\n{SOURCES[1]} ||| {translations[1]}\n",
@@ -160,7 +201,8 @@ def test_a_bad_line_in_a_child_process(tiny_model_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("options, flag", [(["--int8"], "--int8"), (["--beam", "2"], "--beam"),
-                                           (["--ig-steps", "4"], "--ig-steps"), (["--seed", "1"], "--seed")])
+                                           (["--ig-steps", "4"], "--ig-steps"), (["--seed", "1"], "--seed"),
+                                           (["--summary"], "--summary")])
 def test_options_that_do_not_apply(tiny_model_dir: Path, capsys, options, flag) -> None:
     code, out, err = run(capsys, "explain", "-m", str(tiny_model_dir), *options)
     assert code == 2 and out == ""

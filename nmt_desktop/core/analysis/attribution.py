@@ -29,10 +29,20 @@ leaves only, so no parameter's `.grad` is touched and the weights never change.
   source[t] = C[t] @ R with C the last decoder layer's cross-attention averaged over heads (T, S): rows
   sum to 1. The prefix is the same rollout over the decoder self-attention (positions 0..t of the decoder
   input), prefix[t, j] = R_dec[t, j + 1] (the start token's share is dropped, so prefix rows sum to < 1).
+- `attention`: the plain baseline: the cross-attention averaged over all decoder layers and heads (T, S), rows
+  summing to 1; the prefix from the decoder self-attention averaged the same way (its own distribution).
+- `alti_plus`: ALTI+ (Ferrando et al. 2022; `alti.py`): per target token one distribution over the source
+  tokens, the prefix and the decoder start token (`start`): source + prefix + start rows sum to 1.
+- `value_zeroing`: Mohebbi et al. 2023, all layers at once (`value_zeroing.py`): the cosine distance of the
+  final decoder state when one token's value vectors are zeroed, rows normalised like ALTI+'s.
+
+`start` (T,) holds the decoder start token's share where a method gives it one (the rollout, ALTI+, value
+zeroing, attention); the start token is no input of the translation, so it is never in `prefix`.
 
 `Attribution.words` sums a token attribution into words (`words.word_groups`: each special token is a word of
 its own): source columns summed; target rows summed (a word's log-probability is the sum of its pieces', and
-every method but the rollout is additive in f), rollout rows averaged (they stay distributions). At word level
+the gradient and leave-one-out methods are additive in f), the rows of the `DISTRIBUTIONS` methods averaged
+(they stay distributions). At word level
 a prefix row may have a diagonal entry: what a word's later pieces owe its earlier ones.
 
 `faithfulness` measures ferret's comprehensiveness and sufficiency (DeYoung et al. 2020) per target token: for
@@ -48,20 +58,25 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from nmt_desktop.core.analysis.alti import alti_plus
+from nmt_desktop.core.analysis.value_zeroing import value_zeroing_scores
 from nmt_desktop.core.analysis.words import is_special, join_word, word_groups
 from nmt_desktop.core.decoding.results import Translation
 from nmt_desktop.core.decoding.translator import Translator
 from nmt_desktop.core.model.transformer import Transformer
 
-METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention_rollout")
+METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "leave_one_out", "attention_rollout",
+           "attention", "alti_plus", "value_zeroing")
 SIGNED = {"saliency": False, "input_x_gradient": True, "integrated_gradients": True, "leave_one_out": True,
-          "attention_rollout": False}
+          "attention_rollout": False, "attention": False, "alti_plus": False, "value_zeroing": False}
+DISTRIBUTIONS = frozenset({"attention_rollout", "attention", "alti_plus", "value_zeroing"})  # rows: shares
+SHARES = frozenset({"alti_plus", "value_zeroing"})  # source + prefix + start rows: one distribution
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)
 ROW_CHUNK = 64  # rows of one batched forward pass (perturbations)
 
@@ -80,6 +95,17 @@ class Attribution:
     baseline_logprobs: np.ndarray | None = None  # (T,) integrated gradients: f_t at the all-zero baseline
     signed: bool = True  # whether scores may be negative
     level: str = "token"  # "token" or "word"
+    start: np.ndarray | None = None  # (T,) float32: the decoder start token's share (module docstring)
+
+    @property
+    def source_share(self) -> np.ndarray | None:
+        """(T,) the source's share of each target token (Ferrando et al.'s source contribution), for the methods
+        whose source + prefix + start rows are one distribution (ALTI+, value zeroing); None for the others."""
+        if self.method not in SHARES:
+            return None
+        start = 0.0 if self.start is None else self.start
+        total = self.source.sum(1) + self.prefix.sum(1) + start
+        return (self.source.sum(1) / np.maximum(total, 1e-30)).astype(np.float32)
 
     def words(self, continuing_prefix: str | None = None) -> "Attribution":
         """This attribution summed into words (module docstring); token-level fields of the result describe
@@ -91,14 +117,15 @@ class Attribution:
         S, T = len(self.source_tokens), len(self.target_tokens)
         src_sum = _group_matrix(src_groups, S).T  # (S, Ws)
         tgt_sum = _group_matrix(tgt_groups, T)  # (Wt, T)
-        rows = tgt_sum / tgt_sum.sum(1, keepdims=True) if self.method == "attention_rollout" else tgt_sum
+        rows = tgt_sum / tgt_sum.sum(1, keepdims=True) if self.method in DISTRIBUTIONS else tgt_sum  # (Wt, T)
         source = rows @ self.source.astype(np.float64) @ src_sum
         prefix = rows @ self.prefix.astype(np.float64) @ tgt_sum.T
         base = None if self.baseline_logprobs is None else (tgt_sum @ self.baseline_logprobs).astype(np.float32)
+        start = None if self.start is None else (rows @ self.start).astype(np.float32)
         return Attribution(self.method, [_label(self.source_tokens, g) for g in src_groups],
                            [_label(self.target_tokens, g) for g in tgt_groups], source.astype(np.float32),
                            np.tril(prefix).astype(np.float32), self.seconds,
-                           (tgt_sum @ self.logprobs).astype(np.float32), base, self.signed, "word")
+                           (tgt_sum @ self.logprobs).astype(np.float32), base, self.signed, "word", start)
 
 
 @dataclass
@@ -284,10 +311,11 @@ def _prefix_of(per_input: np.ndarray) -> np.ndarray:
 
 
 def _result(method: str, inp: _Inputs, source: np.ndarray, prefix_input: np.ndarray, started: float,
-            logprobs: np.ndarray, baseline: np.ndarray | None = None) -> Attribution:
+            logprobs: np.ndarray, baseline: np.ndarray | None = None, start: np.ndarray | None = None) -> Attribution:
     return Attribution(method, inp.source_tokens, inp.target_tokens, np.ascontiguousarray(source, np.float32),
                        _prefix_of(prefix_input), time.perf_counter() - started, logprobs.astype(np.float32),
-                       None if baseline is None else baseline.astype(np.float32), SIGNED[method])
+                       None if baseline is None else baseline.astype(np.float32), SIGNED[method],
+                       start=None if start is None else np.asarray(start, np.float32))
 
 
 # --- the methods ---------------------------------------------------------------------------------------
@@ -367,12 +395,51 @@ def attention_rollout(translator: Translator, translation: Translation) -> Attri
     cross = dec.cross_attention[0, -1].float().mean(0).cpu().numpy()  # (T, S)
     dec_self = dec.self_attention[0].float().mean(1).cpu().numpy()  # (L, T, T)
     source = cross.astype(np.float64) @ _rollout(enc_self)
-    return _result("attention_rollout", inp, source, _rollout(dec_self), started, logp.cpu().numpy())
+    dec_rollout = _rollout(dec_self)  # (T, T): column 0 the start token
+    return _result("attention_rollout", inp, source, dec_rollout, started, logp.cpu().numpy(),
+                   start=dec_rollout[:, 0])
+
+
+def attention(translator: Translator, translation: Translation) -> Attribution:
+    """The plain baseline: cross-attention averaged over every decoder layer and head (rows sum to 1); the
+    prefix from the decoder self-attention averaged the same way (the start token's share in `start`)."""
+    started = time.perf_counter()
+    inp = _inputs(translator, translation)
+    model = inp.model
+    with _eval_mode(model), torch.no_grad():
+        dec = model.decode(inp.tgt_in, model.encode(inp.src), need_cross=True, need_self=True)
+        logp = torch.log_softmax(dec.logits[0].float(), dim=-1).gather(-1, inp.targets[:, None])[:, 0]
+    cross = dec.cross_attention[0].float().mean((0, 1)).cpu().numpy()  # (T, S)
+    dec_self = dec.self_attention[0].float().mean((0, 1)).cpu().numpy()  # (T, T)
+    return _result("attention", inp, cross, dec_self, started, logp.cpu().numpy(), start=dec_self[:, 0])
+
+
+def _shares(method: str, scores: Callable[[Transformer, Tensor, Tensor, Tensor], Any]) -> Callable[..., Attribution]:
+    """An Attribution method from a share method's tensor code (alti.py, value_zeroing.py): `scores(model, src,
+    tgt_in, targets)` gives `.source` (T, S), `.decoder_input` (T, T) whose column 0 is the decoder start
+    token's share (`Attribution.start`), and `.logprobs`."""
+
+    def run(translator: Translator, translation: Translation) -> Attribution:
+        started = time.perf_counter()
+        inp = _inputs(translator, translation)
+        with _eval_mode(inp.model):
+            result = scores(inp.model, inp.src, inp.tgt_in, inp.targets)
+        return _result(method, inp, result.source, result.decoder_input, started, result.logprobs,
+                       start=result.decoder_input[:, 0])
+
+    run.__name__ = method
+    run.__doc__ = f"{method} as an Attribution: source + prefix + start rows sum to 1"
+    return run
+
+
+alti = _shares("alti_plus", alti_plus)  # ALTI+ (alti.py)
+value_zeroing = _shares("value_zeroing", value_zeroing_scores)  # value zeroing (value_zeroing.py)
 
 
 _METHODS: dict[str, Callable[..., Attribution]] = {
     "saliency": saliency, "input_x_gradient": input_x_gradient, "integrated_gradients": integrated_gradients,
-    "leave_one_out": leave_one_out, "attention_rollout": attention_rollout,
+    "leave_one_out": leave_one_out, "attention_rollout": attention_rollout, "attention": attention,
+    "alti_plus": alti, "value_zeroing": value_zeroing,
 }
 
 
@@ -424,10 +491,14 @@ def _perturbation_drops(inp: _Inputs, eligible: np.ndarray, rankings: np.ndarray
             removed[k * T + t, top] = inp.source_unk
             if len(rest):
                 kept[k * T + t, rest] = inp.source_unk
-    rows = torch.cat([removed, kept])  # (2KT, S)
-    with _eval_mode(inp.model):
-        logp = _all_logprobs(inp.model, rows, inp.tgt_in.expand(rows.shape[0], -1), inp.targets).cpu().numpy()
-    own = logp[np.arange(rows.shape[0]), np.tile(np.arange(T), 2 * K)].reshape(2, K, T)  # f_t of row (k, t)
+    rows = torch.cat([removed, kept]).view(2, K, T, -1)  # row (side, k, t): (S,) ids
+    own = np.zeros((2, K, T), dtype=np.float32)  # f_t of row (side, k, t)
+    # row (., ., t) needs f_t only: decode y_<t and project the last position (one vocabulary row, not T)
+    with _eval_mode(inp.model), torch.no_grad():
+        for t in range(T):
+            src = rows[:, :, t].reshape(2 * K, -1)  # (2K, S)
+            tgt = inp.tgt_in[:, :t + 1].expand(2 * K, -1)  # (2K, t + 1)
+            own[:, :, t] = _last_logprob(inp.model, src, tgt, int(inp.targets[t])).view(2, K).cpu().numpy()
     return full[None] - own[0], full[None] - own[1]
 
 
@@ -464,5 +535,6 @@ def faithfulness(translator: Translator, translation: Translation, attribution: 
 deletion_aopc = faithfulness  # the name issue 31 uses
 
 
-__all__ = ["Attribution", "Faithfulness", "METHODS", "FRACTIONS", "attribute", "saliency", "input_x_gradient",
-           "integrated_gradients", "leave_one_out", "attention_rollout", "faithfulness", "deletion_aopc"]
+__all__ = ["Attribution", "Faithfulness", "METHODS", "DISTRIBUTIONS", "FRACTIONS", "attribute", "saliency",
+           "input_x_gradient", "integrated_gradients", "leave_one_out", "attention_rollout", "attention", "alti",
+           "value_zeroing", "faithfulness", "deletion_aopc"]

@@ -150,6 +150,37 @@ def test_input_x_gradient_is_the_derivative_of_scaling_one_token(tiny_translator
     assert abs(a.source[t, i]) <= norm * s.source[t, i] + 1e-5
 
 
+def _group_rows(groups, values):
+    return np.array([np.mean(values[list(g)]) for g in groups])
+
+
+def test_attention_is_the_mean_cross_attention(tiny_translator, own, results):
+    a = results["attention"]
+    model = tiny_translator.model
+    src, tgt_in = _ids(tiny_translator, own)
+    with torch.no_grad():
+        dec = model.decode(tgt_in, model.encode(src), need_cross=True, need_self=True)
+    L, H = model.config.decoder_layers, model.config.n_heads
+    expected = sum(dec.cross_attention[0, l, h] for l in range(L) for h in range(H)) / (L * H)  # (T, S)
+    np.testing.assert_allclose(a.source, expected.numpy(), atol=1e-6)
+    np.testing.assert_allclose(a.source.sum(1), 1.0, atol=1e-5)
+    self_mean = dec.self_attention[0].mean((0, 1)).numpy()  # (T, T)
+    np.testing.assert_allclose(a.start, self_mean[:, 0], atol=1e-6)
+    np.testing.assert_allclose(a.prefix.sum(1) + a.start, 1.0, atol=1e-5)
+    assert a.source_share is None  # two separate distributions: no source share
+
+
+def test_start_shares(results):
+    for method, a in results.items():
+        assert (a.start is not None) == (method in A.DISTRIBUTIONS), method
+        if a.start is not None:
+            assert a.start.shape == (len(a.target_tokens),) and a.start.min() >= 0
+            assert a.start[0] > 0  # y_0's only decoder input is the start token
+    for method in A.SHARES:
+        a = results[method]
+        np.testing.assert_allclose(a.source.sum(1) + a.prefix.sum(1) + a.start, 1.0, atol=1e-5)
+
+
 def test_rollout_rows_are_distributions(results):
     a = results["attention_rollout"]
     np.testing.assert_allclose(a.source.sum(1), 1.0, atol=1e-5)
@@ -195,10 +226,13 @@ def test_word_level_sums_pieces(tiny_translator, results):
         assert w.source_tokens[-1] == "</s>"
         first = src_groups[0]
         rows = tgt_groups[0]
-        combine = np.mean if method == "attention_rollout" else np.sum
+        combine = np.mean if method in A.DISTRIBUTIONS else np.sum
         assert w.source[0, 0] == pytest.approx(combine(a.source[rows][:, first].sum(1)), abs=1e-5)
-        if method != "attention_rollout":  # additive methods: the total is kept
+        if method not in A.DISTRIBUTIONS:  # additive methods: the total is kept
             assert w.source.sum() == pytest.approx(a.source.sum(), rel=1e-4, abs=1e-4)
+        else:  # shares: rows keep their sums (averaged rows of distributions)
+            np.testing.assert_allclose(w.source.sum(1), _group_rows(tgt_groups, a.source.sum(1)), atol=1e-5)
+            assert (w.start is None) == (a.start is None)
         with pytest.raises(ValueError):
             w.words()
 
