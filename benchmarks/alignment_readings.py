@@ -7,7 +7,8 @@
 (`i-j` sure, `i?j` possible, 0-based). The gold target is forced through the decoder (Translator.score)
 and each reading of core/analysis/alignment.py aligns the whitespace tokens; prints a Markdown table
 (one row per reading, layer and decision) for benchmarks/RESULTS.md, the old default and the new one
-marked.
+marked. The rows are issue 23's (not grown, prior and attention weight at issue 23's default), then the
+default of issue 31 (mutual links grown); benchmarks/alignment_methods.py has issue 31's rows.
 """
 
 from __future__ import annotations
@@ -37,14 +38,14 @@ def read_set(prefix: str, gold_path: str | None = None) -> tuple[list[str], list
     return src, tgt, [al.parse_gold(g, f"{gold_path} line {n}") for n, g in enumerate(gold_lines, 1)]
 
 
-BEST = al.BEST_METHOD
+BEST = al.ISSUE23_METHOD  # the rows below are issue 23's; al.BEST_METHOD is added at the end
 
 
 def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
     """(label, method): every attention reading per layer and all layers, with and without the prior and identical
     words (at the default's strength), then masking alone and with attention."""
     out = []
-    plain = dict(prior=0.0, identical=False)
+    plain = dict(prior=0.0, identical=False, grow=0.0)
     for reading in al.ATTENTION_READINGS:
         for layer in [*range(layers), None]:
             for decision in ("argmax", "mutual"):
@@ -60,6 +61,7 @@ def methods(layers: int, heads: int) -> list[tuple[str, al.AlignMethod]]:
         out.append((f"masking | - | {decision} + prior + identical", replace(base, prior=BEST.prior, identical=True)))
         out.append((f"masking + attention | all | {decision} + prior + identical",
                     replace(base, prior=BEST.prior, identical=True, attention_weight=BEST.attention_weight)))
+    out.append(("masking + attention | all | mutual grown + prior + identical (issue 31)", al.BEST_METHOD))
     return out
 
 

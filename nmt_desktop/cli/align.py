@@ -4,7 +4,8 @@ The interface of fast_align and awesome-align, so it drops into their pipelines:
 (or `source ||| target`) lines in, words are each side's whitespace tokens, one Pharaoh line out per
 pair (`0-0 1-2`: source word i, target word j, 0-based). The target is forced through the decoder
 (`Translator.score_batch`) and read by an `AlignMethod` (core/analysis/alignment.py): the model's
-default reading unless options override it; a model of the reverse direction adds target->source
+default reading unless options override it (`--reading` also takes any attribution method of
+core/analysis/attribution.py: its source attribution's positive part is the evidence); a model of the reverse direction adds target->source
 links, symmetrised. A side written in lower case (as gold sets are) is truecased for the model first.
 `--gold` compares the links with gold links (AER, precision, recall).
 A bad line gives an empty output line in its place (pairs.py).
@@ -21,9 +22,10 @@ from typing import Any, Iterator
 
 from nmt_desktop.cli.common import (MODEL_HELP, CLIError, UsageError, add_running_options, add_target_lang_option,
                                     align_method, head_name, head_names, load_translator)
-from nmt_desktop.cli.pairs import PairLine, ScoredPair, add_pair_input, open_pairs, run_pairs
+from nmt_desktop.cli.pairs import ATTRIBUTION_METHODS, PairLine, ScoredPair, add_pair_input, open_pairs, run_pairs
 
 # core/analysis/alignment.py's READINGS, DECISIONS, SYMMETRISATIONS, spelt out so that --help imports no numpy
+# (the attribution methods: pairs.py's copy, for the help only; --reading checks the core's tuple when used)
 READINGS = ("masking", "shift", "predict")
 DECISIONS = ("argmax", "mutual", "threshold")
 SYMMETRISATIONS = ("grow-diag-final", "intersection", "union")
@@ -56,6 +58,30 @@ def default_reading_text() -> str:
             f"the development sets (benchmarks/RESULTS.md); --gold prints the reading used.{bundled}")
 
 
+def reading(name: str) -> str:
+    """--reading's type: a reading of the core, or a name of `attribution.METHODS` as it is when the command runs
+    (other methods may have been added since this file's help was written)."""
+    if name in READINGS:
+        return name
+    from nmt_desktop.core.analysis.alignment import attribution_methods
+
+    methods = attribution_methods()
+    if name not in methods:
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} (choose from {', '.join(READINGS + methods)})")
+    return name
+
+
+def ratio(text: str) -> float:
+    """--grow's type: a number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: not grown), got {text}")
+    return value
+
+
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "align", parents=[common], help="word alignments of given sentence pairs (Pharaoh links, like fast_align)",
@@ -70,10 +96,13 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     add_pair_input(p)
     add_target_lang_option(p)
     r = p.add_argument_group("reading (default: the model's; see below)")
-    r.add_argument("--reading", choices=READINGS, default=None,
+    r.add_argument("--reading", type=reading, default=None, metavar="READING",
                    help="masking: how much a target word's probability drops when a source word is hidden (one "
                         "more pass per source word); shift: its attention where its token is consumed as decoder "
-                        "input (Chen et al. 2020); predict: its attention where it is predicted")
+                        "input (Chen et al. 2020); predict: its attention where it is predicted; or an attribution "
+                        f"method ({', '.join(ATTRIBUTION_METHODS)}; see `explain`): its attribution of each target "
+                        "token to the source tokens, negative scores counted as 0, merged to words, with the "
+                        "reading's prior, identical words and decision (no attention mixed in)")
     which = r.add_mutually_exclusive_group()
     which.add_argument("--layer", type=head_name("--layer", "layer"), default=None, metavar="L2",
                        help="the decoder layer whose heads are averaged for the attention the reading reads (or "
@@ -85,6 +114,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "other's best; threshold: every pair whose evidence >= --threshold")
     r.add_argument("--threshold", type=float, default=None, metavar="X",
                    help="evidence needed for a link with --decision threshold (default 0.3)")
+    r.add_argument("--grow", type=ratio, default=None, metavar="X",
+                   help="after the decision, also link a pair next to a link when it is one word's best and at "
+                        "least X times the other word's best evidence (0: no growing; default: the reading's, "
+                        "0.4 unless the model's card says otherwise): one word may then link to several")
     s = p.add_argument_group("symmetrisation")
     s.add_argument("--reverse-model", metavar="MODEL",
                    help="a model of the reverse direction (target -> source): it aligns each pair the other way "
@@ -131,8 +164,15 @@ def read_gold(path: str) -> list[Any]:
 
 def _method(translator: Any, args: argparse.Namespace, which: str = "") -> Any:
     """The reading for one model: its default with the options applied; UsageError for a bad combination."""
+    from nmt_desktop.core.analysis.alignment import READINGS as MODEL_READINGS
+
+    if args.reading is not None and args.reading not in MODEL_READINGS and (args.layer or args.heads):
+        raise UsageError(f"{'--layer' if args.layer else '--heads'} does not apply to --reading {args.reading} "
+                         "(an attribution method reads no attention heads)")
     method = align_method(translator, args.reading, args.layer and (f"--layer{which}", args.layer),
                           args.heads and (f"--heads{which}", args.heads), args.decision, args.threshold)
+    if args.grow is not None:
+        method = replace(method, grow=args.grow)
     if args.threshold is not None and method.decision != "threshold":
         raise UsageError(f"--threshold applies only with --decision threshold (the reading{which} decides by "
                          f"{method.decision})")

@@ -50,8 +50,15 @@ def expected_links(translator, method: AlignMethod, pairs=PAIRS, truecase: bool 
             for t, (s, g) in zip(scored, pairs)]
 
 
-def test_the_choices_are_the_cores() -> None:
+def test_the_choices_are_the_cores(capsys) -> None:
+    from nmt_desktop.core.analysis.attribution import METHODS
+
     assert align_cli.READINGS == alignment.READINGS
+    assert align_cli.ATTRIBUTION_METHODS == METHODS  # the help's torch-free copy
+    with pytest.raises(SystemExit) as exit_info:
+        main(["align", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert exit_info.value.code == 0 and all(name in out for name in METHODS)
     assert set(align_cli.DECISIONS) == set(alignment.DECISIONS)
     assert set(align_cli.SYMMETRISATIONS) == set(alignment.SYMMETRISATIONS)
     from nmt_desktop.cli import translate
@@ -225,6 +232,10 @@ def test_bad_lines_and_gold_errors(tiny_model_dir: Path, tmp_path: Path, capsys)
     (["--heads", "L1H9"], "--heads L1H9: the model has 4 heads per decoder layer (H1..H4)"),
     (["--layer", "L1", "--heads", "L1H1"], "argument --heads: not allowed with argument --layer"),
     (["--decision", "argmax", "--threshold", "0.2"], "--threshold applies only with --decision threshold"),
+    (["--reading", "saliency", "--layer", "L1"], "--layer does not apply to --reading saliency"),
+    (["--reading", "nonsense"], "argument --reading: invalid choice: 'nonsense' (choose from masking, shift, predict, "
+                                "saliency,"),
+    (["--grow", "-1"], "argument --grow: must be >= 0"),
     (["--symmetrise", "union"], "--symmetrise applies only with --reverse-model"),
     (["--json-summary", "x.json"], "--json-summary applies only with --gold"),
 ])
@@ -250,3 +261,35 @@ def test_a_layer_for_a_reading_without_attention(tiny_trained, tmp_path: Path, p
 def test_a_missing_input_is_one_sentence(tiny_model_dir: Path, tmp_path: Path) -> None:
     proc = run_cli("align", "-m", str(tiny_model_dir), str(tmp_path / "none.tsv"))
     assert f"cannot read {tmp_path / 'none.tsv'}" in assert_one_error_line(proc, 1)
+
+
+def test_attribution_methods_as_readings(tiny_model_dir: Path, tiny_translator, pairs_tsv: Path) -> None:
+    """`--reading saliency` and `--reading leave_one_out --grow 0` in real child processes: the core's links for
+    that reading (its attribution's positive part as evidence), some links on every line."""
+    default = default_method({}, 2)
+    for flags, method in ((["--reading", "saliency"], replace(default, reading="saliency")),
+                          (["--reading", "leave_one_out", "--grow", "0"],
+                           replace(default, reading="leave_one_out", grow=0.0))):
+        proc = run_cli("align", "-m", str(tiny_model_dir), "--threads", "1", *flags, str(pairs_tsv))
+        assert proc.returncode == 0, proc.stderr
+        lines = stdout_lines(proc)
+        assert lines == expected_links(tiny_translator, method), flags
+        assert len(lines) == len(PAIRS) and all(parse_pharaoh(line) for line in lines), flags
+
+
+def test_growing_and_an_old_cards_entry(tiny_trained, tiny_model_dir: Path, tiny_translator, tmp_path: Path,
+                                        pairs_tsv: Path, capsys) -> None:
+    """--grow overrides the reading's growing; a card entry written before growing existed (no "grow") is read
+    as it was chosen, not grown."""
+    from nmt_desktop.core.formats.model_folder import save_model
+
+    default = default_method({}, 2)
+    assert default.grow > 0
+    code, out, _ = run(capsys, "align", "-m", str(tiny_model_dir), "--grow", "0", str(pairs_tsv))
+    assert code == 0 and out.splitlines() == expected_links(tiny_translator, replace(default, grow=0.0))
+    old_entry = {"reading": "masking", "decision": "mutual", "prior": 1.0, "identical": True, "attention_weight": 0.5,
+                 "layer": None}
+    model, tokenizers = tiny_trained
+    folder = save_model(tmp_path / "old-card", model, tokenizers, {"name": "tiny", "alignment": old_entry})
+    code, out, _ = run(capsys, "align", "-m", str(folder), str(pairs_tsv))
+    assert code == 0 and out.splitlines() == expected_links(tiny_translator, alignment.ISSUE23_METHOD)

@@ -6,6 +6,9 @@ A reading (`AlignMethod`) says what evidence stands for "target word j is aligne
   source word i is hidden (masking.py: prediction difference, one extra pass per source word); the
   attention readings are "shift", target token t read from the step that *consumes* it as decoder input
   (the step predicting t+1; Chen et al. 2020), and "predict", the step that predicts it (the old reading);
+  any name of `attribution.METHODS` ("saliency", "leave_one_out", ...) reads that method's source attribution
+  (T, S), its positive part (a source token that lowers log p(y_t) is no evidence that it translates y_t; a
+  no-op for the unsigned methods), merged to words as masking is; it mixes in no attention;
 - `heads` (attention readings): the cross-attention heads averaged, as 0-based (layer, head) pairs;
   None: every head of `layer` (0-based, negative counts from the end; None: all layers);
 - `prior`: a diagonal prior, the evidence times exp(-prior * |j/Wt - i/Ws|) (positions as fractions of
@@ -15,22 +18,28 @@ A reading (`AlignMethod`) says what evidence stands for "target word j is aligne
 - `identical`: words spelled the same on both sides (numbers, names, punctuation) get evidence 1 added;
 - `decision`: "argmax" links each target word to its best source word; "mutual" keeps only the links that
   are also the best of their source word's column (SimAlign's ArgMax: fewer, surer links); "threshold"
-  links every pair whose evidence reaches `threshold`.
+  links every pair whose evidence reaches `threshold`;
+- `grow` (> 0): the decision's links grown to neighbouring pairs that are one word's best and at least `grow`
+  of the other word's best evidence (alignment_decision.py says how and why): one word may then link to
+  several (German compounds, separable verbs), which "mutual" alone never allows. 0: not grown.
 
 Evidence is merged to words before the decision (a source word receives what its pieces receive, a
 target word is the mean of its pieces) and special tokens (</s>, >>fra<<) are left out and each target
 word's row renormalised, so the attention sink on </s> decides nothing.
 
-The default (`BEST_METHOD`: masking plus half of all layers' attention, prior 1, identical words, mutual) was chosen
-on the development sets
-in benchmarks/RESULTS.md ("Alignments (issue 23)"), where it has under half the error of the old reading
-(last layer, predict, argmax). A model's card can record another reading under "alignment".
+The default (`BEST_METHOD`: masking plus 0.75 of all layers' attention, prior 1.5, identical words, mutual grown
+at 0.4) was chosen on the development sets in benchmarks/RESULTS.md. Issue 23 chose masking (under half the
+error of the old reading: last layer, predict, argmax) with mutual links (`ISSUE23_METHOD`); issue 31 found
+that on long sentences its recall falls (the masking evidence gets noisier with length: a word's best is more
+often wrong, and mutual then links neither word) and added the growing step and a stronger prior and attention
+share (en-de.long: AER 31.4 -> 26.6%, recall 57 -> 66%; "Alignments for long sentences (issue 31)"). A model's card can record another reading under "alignment";
+an entry written before `grow` existed has none (it is read as 0, as it was chosen).
 
 Words are either the model's own (`words.word_ids`: from the pieces) or given: whitespace tokens of a
 pre-tokenized text, as fast_align and the gold sets count them (`given_words`, `piece_word_ids`).
 
-`symmetrise` combines a forward alignment with one from a model of the reverse direction
-(intersection, union, grow-diag-final as in Moses). `parse_gold` / `alignment_error` read gold links
+`symmetrise` (alignment_decision.py) combines a forward alignment with one from a model of the reverse
+direction (intersection, union, grow-diag-final as in Moses). `parse_gold` / `alignment_error` read gold links
 (`i-j` sure, `i?j` possible) and compute AER, precision and recall (Och & Ney 2003).
 """
 
@@ -41,6 +50,9 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
+# DECISIONS, SYMMETRISATIONS and symmetrise were defined here before: still imported from here (GUI, CLI, tests)
+from nmt_desktop.core.analysis.alignment_decision import (  # noqa: F401
+    DECISIONS, SYMMETRISATIONS, Links, decide_links, symmetrise)
 from nmt_desktop.core.analysis.head_names import head_name, layer_name
 from nmt_desktop.core.analysis.masking import prediction_difference
 from nmt_desktop.core.analysis.words import WORD_START, is_special, merge_attention, piece_bytes, real_words
@@ -49,13 +61,18 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.decoding.results import Translation
 
-Reading = Literal["masking", "shift", "predict"]
+Reading = str  # one of READINGS, or an attribution method's name (`attribution_methods()`)
 Decision = Literal["argmax", "mutual", "threshold"]
-READINGS: tuple[str, ...] = ("masking", "shift", "predict")
+READINGS: tuple[str, ...] = ("masking", "shift", "predict")  # the model's own readings (the GUI offers these)
 ATTENTION_READINGS: tuple[str, ...] = ("shift", "predict")
-DECISIONS: tuple[str, ...] = ("argmax", "mutual", "threshold")
-SYMMETRISATIONS: tuple[str, ...] = ("intersection", "union", "grow-diag-final")
-Links = list[tuple[int, int]]  # (source word i, target word j), 0-based, sorted
+
+
+def attribution_methods() -> tuple[str, ...]:
+    """The attribution methods a reading may name: `attribution.METHODS`, read when asked (it grows; it imports
+    torch)."""
+    from nmt_desktop.core.analysis.attribution import METHODS
+
+    return tuple(METHODS)
 
 
 @dataclass(frozen=True)
@@ -67,21 +84,30 @@ class AlignMethod:
     heads: tuple[tuple[int, int], ...] | None = None
     decision: Decision = "mutual"
     threshold: float = 0.3
-    prior: float = 1.0
+    prior: float = 1.5
     identical: bool = True
-    attention_weight: float = 0.5  # masking: add this much of the predict reading's word attention (0: none)
+    attention_weight: float = 0.75  # masking: add this much of the predict reading's word attention (0: none)
+    grow: float = 0.4  # grow the decision's links to neighbouring best pairs this strong (0: not grown)
 
     @property
     def uses_attention(self) -> bool:
         return self.reading in ATTENTION_READINGS
 
+    @property
+    def uses_attribution(self) -> bool:
+        """Whether the reading is an attribution method's (anything but READINGS)."""
+        return self.reading not in READINGS
+
     def __post_init__(self) -> None:
-        if self.reading not in READINGS:
-            raise ValueError(f"unknown alignment reading {self.reading!r}: use {' or '.join(READINGS)}")
+        if self.reading not in READINGS and self.reading not in attribution_methods():
+            raise ValueError(f"unknown alignment reading {self.reading!r}: use {', '.join(READINGS)} or an "
+                             f"attribution method ({', '.join(attribution_methods())})")
         if self.decision not in DECISIONS:
             raise ValueError(f"unknown alignment decision {self.decision!r}: use {', '.join(DECISIONS)}")
         if not self.prior >= 0:
             raise ValueError(f"the alignment prior must be >= 0, got {self.prior!r}")
+        if not self.grow >= 0:
+            raise ValueError(f"the alignment's grow ratio must be >= 0, got {self.grow!r}")
 
     def which_heads(self, layers: int) -> str:
         """"L2 H1 + L3 H4", "L2 (heads averaged)" or "all layers", counted from 1 like every view."""
@@ -97,22 +123,25 @@ class AlignMethod:
         parts = [{"masking": "masking (how much a target word's probability drops when a source word is hidden)"
                              + mixed,
                   "shift": f"attention where a token is read (shift), {self.which_heads(layers)}",
-                  "predict": f"attention where a token is predicted, {self.which_heads(layers)}"}[self.reading]]
+                  "predict": f"attention where a token is predicted, {self.which_heads(layers)}"}.get(
+                      self.reading, f"{self.reading} attribution of each target word to the source words (its "
+                                    "positive part)")]
         if self.prior:
             parts.append(f"diagonal prior {self.prior:g}")
         if self.identical:
             parts.append("identical words linked")
         parts.append({"argmax": "each target word to its best source word",
                       "mutual": "words that are each other's best",
-                      "threshold": f"evidence ≥ {self.threshold:g}"}[self.decision])
+                      "threshold": f"evidence ≥ {self.threshold:g}"}[self.decision]
+                     + (f", grown to neighbouring pairs that are one word's best (≥ {self.grow:g} of the other's best)"
+                        if self.grow else ""))
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """The card's "alignment" entry: heads as "L2 H1" names."""
-        out: dict[str, Any] = {"reading": self.reading, "decision": self.decision, "prior": self.prior,
-                               "identical": self.identical}
-        if not self.uses_attention:
-            out["attention_weight"] = self.attention_weight
+        out: dict[str, Any] = {"reading": self.reading, "decision": self.decision, "grow": self.grow,
+                               "prior": self.prior, "identical": self.identical,
+                               "attention_weight": self.attention_weight}  # read by masking only; kept to round-trip
         if self.heads is not None:
             out["heads"] = [head_name(l, h) for l, h in self.heads]
         else:
@@ -123,7 +152,9 @@ class AlignMethod:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "AlignMethod":
-        """The reading a model card records (`to_dict`); ValueError naming the bad field."""
+        """The reading a model card records (`to_dict`); ValueError naming the bad field. A field left out takes
+        its value of before issue 31 (mutual, prior 1, attention 0.5, not grown): what entries written then,
+        which have no "grow", were chosen against."""
         from nmt_desktop.core.analysis.head_names import parse_head_refs
 
         heads = data.get("heads")
@@ -134,14 +165,17 @@ class AlignMethod:
         return cls(reading=data.get("reading", "masking"), layer=data.get("layer"), heads=refs,
                    attention_weight=float(data.get("attention_weight", 0.5)),
                    decision=data.get("decision", "mutual"), threshold=float(data.get("threshold", 0.3)),
-                   prior=float(data.get("prior", 1.0)), identical=bool(data.get("identical", True)))
+                   prior=float(data.get("prior", 1.0)), identical=bool(data.get("identical", True)),
+                   grow=float(data.get("grow", 0.0)))
 
 
 # The best reading on the development sets (module docstring); a card's "alignment" entry overrides it.
 BEST_METHOD = AlignMethod()
 GENERIC_METHOD = BEST_METHOD
+# The default issue 23 chose (masking + half the attention, prior 1, mutual links, not grown).
+ISSUE23_METHOD = AlignMethod(prior=1.0, attention_weight=0.5, grow=0.0)
 # What `translate --align` and the Alignments view did before issue 23: last layer, predict, argmax.
-OLD_METHOD = AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=False)
+OLD_METHOD = AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=False, grow=0.0)
 
 
 def default_method(card: dict[str, Any] | None, layers: int) -> AlignMethod:
@@ -259,13 +293,15 @@ def _shifted(rows: np.ndarray, finished: bool) -> np.ndarray:
 
 def word_evidence(translation: "Translation", method: AlignMethod = BEST_METHOD,
                   source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
-                  continuing_prefix: str | None = None, translator: "Translator | None" = None) -> np.ndarray:
+                  continuing_prefix: str | None = None, translator: "Translator | None" = None,
+                  attribution_options: dict[str, Any] | None = None) -> np.ndarray:
     """Word evidence (target words, source words) under `method`, each row summing to 1 over real source
     words (before the prior and identical-word bonus, which are added after).
 
     source_words / target_words: the whitespace tokens the pieces came from (pre-tokenized input, gold
     sets); None: the words the pieces form (`words.real_words`). translator: the model that made or scored
-    `translation`, needed by the masking reading."""
+    `translation`, needed by the masking and attribution readings; attribution_options go to
+    `attribution.attribute` (`steps` of integrated gradients)."""
     src_pieces, tgt_pieces = translation.source_tokens, translation.target_tokens
     src_groups = (given_words(src_pieces, source_words) if source_words is not None
                   else real_words(src_pieces, continuing_prefix))
@@ -279,6 +315,14 @@ def word_evidence(translation: "Translation", method: AlignMethod = BEST_METHOD,
         if method.reading == "shift":
             rows = _shifted(rows, translation.best.finished)
         matrix = merge_attention(rows, src_groups, [g or [0] for g in tgt_groups])  # (Wt, Ws)
+    elif method.uses_attribution:
+        if translator is None:
+            raise ValueError(f"the {method.reading} reading needs the model (pass the translator)")
+        from nmt_desktop.core.analysis.attribution import attribute
+
+        scores = attribute(translator, translation, method.reading, **(attribution_options or {})).source  # (T, S)
+        matrix = merge_attention(np.clip(scores.astype(np.float64), 0.0, None), src_groups,
+                                 [g or [0] for g in tgt_groups])  # (Wt, Ws)
     else:
         if translator is None:
             raise ValueError("the masking reading needs the model (pass the translator)")
@@ -319,66 +363,18 @@ def _texts(pieces: Sequence[str], groups: Sequence[Sequence[int]], given: Sequen
 
 
 def decide(matrix: np.ndarray, method: AlignMethod) -> Links:
-    """Links (i, j) from word evidence (Wt, Ws) by the method's decision."""
-    if matrix.size == 0:
-        return []
-    live = matrix.sum(axis=1) > 0
-    if method.decision == "threshold":
-        return sorted({(int(i), int(j)) for j, i in zip(*np.nonzero(matrix >= method.threshold))})
-    best_src = matrix.argmax(axis=1)  # (Wt,)
-    links = {(int(best_src[j]), j) for j in range(matrix.shape[0]) if live[j]}
-    if method.decision == "mutual":
-        best_tgt = matrix.argmax(axis=0)  # (Ws,)
-        links = {(i, j) for i, j in links if best_tgt[i] == j}
-    return sorted(links)
+    """Links (i, j) from word evidence (Wt, Ws) by the method's decision, grown by its `grow`."""
+    return decide_links(matrix, method.decision, method.threshold, method.grow)
 
 
 def align(translation: "Translation", method: AlignMethod = BEST_METHOD,
           source_words: Sequence[str] | None = None, target_words: Sequence[str] | None = None,
-          continuing_prefix: str | None = None, translator: "Translator | None" = None) -> Links:
+          continuing_prefix: str | None = None, translator: "Translator | None" = None,
+          attribution_options: dict[str, Any] | None = None) -> Links:
     """Word alignment links (source word i, target word j), 0-based, sorted (see the module docstring);
-    `translator` (the model of `translation`) is needed by the masking reading."""
-    return decide(word_evidence(translation, method, source_words, target_words, continuing_prefix, translator),
-                  method)
-
-
-# --- symmetrisation ---------------------------------------------------------------------------------
-
-
-def symmetrise(forward: Sequence[tuple[int, int]], backward: Sequence[tuple[int, int]],
-               how: str = "grow-diag-final") -> Links:
-    """Combine links (i, j) of the forward model with links (i, j) of the reverse model (already in
-    source-target order: a reverse model's (j, i) flipped). grow-diag-final: the intersection grown by
-    neighbouring union links that align a still unaligned word, then any union link of an unaligned word."""
-    f, b = set(map(tuple, forward)), set(map(tuple, backward))
-    if how == "intersection":
-        return sorted(f & b)
-    if how == "union":
-        return sorted(f | b)
-    if how != "grow-diag-final":
-        raise ValueError(f"unknown symmetrisation {how!r}: use {', '.join(SYMMETRISATIONS)}")
-    union, links = f | b, set(f & b)
-    src_done = {i for i, _ in links}
-    tgt_done = {j for _, j in links}
-    grown = True
-    while grown:
-        grown = False
-        for i, j in sorted(links):
-            for di in (-1, 0, 1):
-                for dj in (-1, 0, 1):
-                    cand = (i + di, j + dj)
-                    if (di or dj) and cand in union and cand not in links and (
-                            cand[0] not in src_done or cand[1] not in tgt_done):
-                        links.add(cand)
-                        src_done.add(cand[0])
-                        tgt_done.add(cand[1])
-                        grown = True
-    for i, j in sorted(union - links):
-        if i not in src_done or j not in tgt_done:
-            links.add((i, j))
-            src_done.add(i)
-            tgt_done.add(j)
-    return sorted(links)
+    `translator` (the model of `translation`) is needed by the masking and attribution readings."""
+    return decide(word_evidence(translation, method, source_words, target_words, continuing_prefix, translator,
+                                attribution_options), method)
 
 
 # --- agreement with gold links ---------------------------------------------------------------------

@@ -66,8 +66,8 @@ def test_the_shift_reading_reads_the_row_where_a_token_is_consumed():
     src, tgt = ["▁a", "▁b", "</s>"], ["▁x", "▁y", "</s>"]
     attn = np.zeros((1, 1, 3, 3))
     attn[0, 0, 0, 1] = attn[0, 0, 1, 0] = attn[0, 0, 2, 1] = 1.0  # predict x at b, y at a; </s> step reads b
-    predict = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0, identical=False)
-    shift = al.AlignMethod(reading="shift", layer=-1, decision="argmax", prior=0, identical=False)
+    predict = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0, identical=False, grow=0)
+    shift = al.AlignMethod(reading="shift", layer=-1, decision="argmax", prior=0, identical=False, grow=0)
     tr = fake(attn, src, tgt)
     assert al.align(tr, predict) == [(0, 1), (1, 0)]
     assert al.align(tr, shift) == [(0, 0), (1, 1)]  # x is consumed at the step that predicts y, y at </s>'s
@@ -75,16 +75,16 @@ def test_the_shift_reading_reads_the_row_where_a_token_is_consumed():
 
 def test_mutual_keeps_only_links_that_are_best_both_ways_and_priors_shift_ties():
     m = np.array([[0.6, 0.4], [0.7, 0.3]])  # both target words prefer source 0
-    argmax = al.AlignMethod(decision="argmax")
+    argmax = al.AlignMethod(decision="argmax", grow=0)
     assert al.decide(m, argmax) == [(0, 0), (0, 1)]
-    assert al.decide(m, al.AlignMethod(decision="mutual")) == [(0, 1)]
+    assert al.decide(m, al.AlignMethod(decision="mutual", grow=0)) == [(0, 1)]
     attn = np.full((1, 1, 3, 3), 0.5)
     attn[..., 2] = 0.0
     tied = fake(attn, ["▁a", "▁b", "</s>"], ["▁x", "▁y", "</s>"])
-    diagonal = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=3.0, identical=False)
+    diagonal = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=3.0, identical=False, grow=0)
     assert al.align(tied, diagonal) == [(0, 0), (1, 1)]
     same = fake(attn, ["▁Paris", "▁b", "</s>"], ["▁x", "▁paris", "</s>"])
-    ident = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=True)
+    ident = al.AlignMethod(reading="predict", layer=-1, decision="argmax", prior=0.0, identical=True, grow=0)
     assert (0, 1) in al.align(same, ident)
 
 
@@ -135,3 +135,83 @@ def test_truecasing_raises_only_what_the_vocabulary_knows_better_and_keeps_lengt
     assert out.split()[0] == "Die" and "Vorschlag" in out.split() and "muss" in out.split()
     assert tc("Die Kommission muss .") == "Die Kommission muss ."  # cased text is left alone
     assert tc("straße , 3 .") == "Straße , 3 ."
+
+
+# --- growing (issue 31) ------------------------------------------------------------------------------
+
+
+def test_growing_finds_a_one_to_many_link_and_leaves_weak_or_lone_pairs():
+    """Rows are target words, columns source words. "environmental policy is ." -> "umweltpolitik ist .": mutual
+    links one word to one, so "policy" (whose best target word is "umweltpolitik", next to the link of
+    "environmental") is left out; growing adds it. A neighbour that is its word's best but weak against the
+    other word's best is not linked, nor a strong best pair that lies next to no link."""
+    m = np.array([[0.50, 0.45, 0.05, 0.00, 0.30],   # umweltpolitik
+                  [0.05, 0.05, 0.90, 0.03, 0.00],   # ist
+                  [0.00, 0.00, 0.05, 0.01, 0.00]])  # . (its best source word, "is", is taken and strong elsewhere)
+    # columns: environmental, policy, is, "weak" (best target "ist" at 0.03 < 0.4 * 0.90), "far" (best target
+    # "umweltpolitik" at 0.30 >= 0.4 * 0.50, but no link beside (4, 0))
+    mutual = al.AlignMethod(decision="mutual", grow=0.0)
+    assert al.decide(m, mutual) == [(0, 0), (2, 1)]
+    grown = al.decide(m, al.AlignMethod(decision="mutual", grow=0.4))
+    assert grown == [(0, 0), (1, 0), (2, 1)]
+    assert al.decide(m, al.AlignMethod(decision="mutual", grow=0.95)) == [(0, 0), (2, 1)]  # 0.45 < 0.95 * 0.50
+
+
+def test_growing_repeats_and_does_not_attach_a_target_word_to_a_linked_source_word():
+    """A three-word name to one compound grows over two rounds ("on" is beside "budgets" only once that is linked);
+    the German article whose best source word already has its link stays unlinked (the least precise kind of
+    candidate on the development sets)."""
+    m = np.array([[0.40, 0.20, 0.40, 0.00],   # haushaltsausschuss <- committee on budgets
+                  [0.00, 0.00, 0.00, 1.00]])  # tagt <- meets
+    assert al.decide(m, al.AlignMethod(grow=0.0)) == [(0, 0), (3, 1)]
+    assert al.decide(m, al.AlignMethod(grow=0.4)) == [(0, 0), (1, 0), (2, 0), (3, 1)]
+    article = np.array([[0.60, 0.10],   # die <- farmers (but farmers is "landwirte"'s)
+                        [0.90, 0.10],   # landwirte
+                        [0.10, 0.90]])  # protestieren <- protest
+    assert al.decide(article, al.AlignMethod(grow=0.4)) == [(0, 1), (1, 2)]
+
+
+def test_cards_old_and_new_round_trip():
+    """An entry written before issue 31 (no "grow") is read as it was chosen: not grown; new entries keep their
+    growing; attribution readings serialise by name; a bad grow ratio names itself."""
+    old = {"reading": "masking", "decision": "mutual", "prior": 1.0, "identical": True, "attention_weight": 0.5,
+           "layer": None}
+    assert al.AlignMethod.from_dict(old) == al.ISSUE23_METHOD and al.ISSUE23_METHOD.grow == 0.0
+    assert al.default_method({"alignment": old}, layers=3) == al.ISSUE23_METHOD
+    for method in (al.BEST_METHOD, al.OLD_METHOD, al.AlignMethod(reading="saliency", grow=0.3)):
+        assert al.AlignMethod.from_dict(method.to_dict()) == method
+    assert al.BEST_METHOD.to_dict()["grow"] == al.BEST_METHOD.grow > 0
+    assert "grown" in al.BEST_METHOD.describe(3) and "grown" not in al.ISSUE23_METHOD.describe(3)
+    with pytest.raises(ValueError, match="grow ratio"):
+        al.AlignMethod(grow=-1)
+    with pytest.raises(ValueError, match="unknown alignment reading 'nonsense'"):
+        al.AlignMethod(reading="nonsense")
+
+
+def test_an_attribution_method_is_a_reading(monkeypatch):
+    """An attribution's source scores (T, S) become word evidence: positive part, source pieces summed per word,
+    target pieces averaged, special tokens left out, rows normalised; then the prior, identical words, decision."""
+    from nmt_desktop.core.analysis import attribution
+
+    assert al.attribution_methods() == tuple(attribution.METHODS)
+    src, tgt = ["▁a", "▁b", "c", "</s>"], ["▁x", "y", "▁z", "</s>"]
+    scores = np.array([[0.2, -0.9, 0.1, 5.0],    # x: a; b's negative score counts 0; </s> is no word
+                       [0.4, 0.0, 0.0, 0.0],     # y (x's second piece)
+                       [-0.3, 0.1, 0.3, 0.0],    # z: b + c
+                       [1.0, 1.0, 1.0, 1.0]], dtype=np.float32)  # </s>
+    calls = []
+
+    def fake_attribute(translator, translation, method, **options):
+        calls.append((method, options))
+        return attribution.Attribution(method, src, tgt, scores, np.zeros((4, 4), np.float32), 0.0,
+                                       np.zeros(4, np.float32))
+
+    monkeypatch.setattr(attribution, "attribute", fake_attribute)
+    tr = fake(np.zeros((1, 1, 4, 4)), src, tgt)
+    method = al.AlignMethod(reading="leave_one_out", prior=0.0, identical=False, grow=0.0)
+    ev = al.word_evidence(tr, method, translator=object(), attribution_options={"steps": 2})
+    assert calls == [("leave_one_out", {"steps": 2})]
+    np.testing.assert_allclose(ev, [[0.30 / 0.35, 0.05 / 0.35], [0.0, 1.0]])  # x: mean of x, y
+    assert al.decide(ev, method) == [(0, 0), (1, 1)]
+    with pytest.raises(ValueError, match="needs the model"):
+        al.word_evidence(tr, method)
