@@ -167,9 +167,12 @@ def test_long_translation_never_runs_under_its_footer(open_main_window, tiny_mod
     panel = window.translate_panel
     panel.options.min_length.setValue(45)  # a long translation
     translate_by_click(qtbot, window, PARAGRAPH)
+    qtbot.waitUntil(lambda: panel.trust_line.estimates != [], timeout=TIMEOUT_MS)  # the last note to arrive
     qtbot.wait(50)
     assert not panel.error_label.isVisible(), panel.error_label.text()
-    footer = [w for w in (panel.score_label, panel.coverage_label, panel.quality_hint) if w.isVisible()]
+    footer = [w for w in (panel.score_label, panel.coverage_label, panel.quality_hint, panel.trust_line)
+              if w.isVisible()]
+    assert panel.trust_line in footer
     assert panel.coverage_label in footer and panel.score_label in footer
     assert "hover for the list" in panel.coverage_label.text() and "tok79" in panel.coverage_label.toolTip()
     output = panel.output

@@ -113,7 +113,8 @@ class QualityEstimate:
 
     @property
     def untranslated(self) -> list[str]:
-        return [f.text for f in self.flags if f.kind == "untranslated"]
+        """The source words flagged untranslated, without the punctuation they carry ("mountains," -> "mountains")."""
+        return [re.sub(r"^\W+|\W+$", "", f.text) or f.text for f in self.flags if f.kind == "untranslated"]
 
     @property
     def summary(self) -> str:

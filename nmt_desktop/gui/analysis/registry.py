@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import screenshot_steps as steps
 from .ablation import AblationView
 from .alignment import AlignmentView
+from .attribution_view import AttributionView
 from .analysis_view import AnalysisView
 from .beam_tree import BeamTreeView
 from .compare import CompareView
 from .coverage import CoverageView
+from .dataset_view import DatasetView
 from .forced_prefix import ForcedPrefixView
 from .head_stats import HeadStatsView
 from .view_names import VIEW_KEYS
@@ -61,6 +63,8 @@ VIEWS: tuple[ViewEntry, ...] = (
               prepare=steps.beam_tree),
     ViewEntry("compare", "Compare models", "compare", CompareView, options=("compare",), check=steps.check_compare,
               prepare=steps.compare),
+    ViewEntry("attribution", "Attribution", "attribution", AttributionView, prepare=steps.attribution),
+    ViewEntry("dataset", "Heads/methods", "dataset", DatasetView),
 )
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..job_view import JobView
     from .ablation import AblationView
     from .alignment import AlignmentView
+    from .attribution_view import AttributionView
     from .beam_tree import BeamTreeView
     from .compare import CompareView
     from .forced_prefix import ForcedPrefixView
@@ -122,3 +123,8 @@ def check_compare(args: argparse.Namespace) -> None:
 def compare(window: ShotWindow, view: CompareView, args: argparse.Namespace) -> None:
     run_job(view, lambda: view.load_other(args.compare), view.otherLoaded, "model B to load")
     run_job(view, view.compare, view.compared, "the comparison")
+
+
+def attribution(window: ShotWindow, view: AttributionView, args: argparse.Namespace) -> None:
+    """The view's default method (ALTI+ when the core has it, else leave-one-out), computed and waited for."""
+    run_job(view, view.explain, view.explained, "the attribution")

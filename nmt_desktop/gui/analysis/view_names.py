@@ -8,4 +8,5 @@ Nothing Qt (nor anything importing Qt) may be imported here.
 
 from __future__ import annotations
 
-VIEW_KEYS: tuple[str, ...] = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare")
+VIEW_KEYS: tuple[str, ...] = ("stats", "ablation", "alignments", "coverage", "forced", "beam-tree", "compare",
+                               "attribution", "dataset")

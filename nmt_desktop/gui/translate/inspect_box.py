@@ -1,6 +1,7 @@
 """The Translate tab's "Your translation" pane: type, paste or edit a translation of one's own, then
 "Inspect this translation" scores it with the model (`Translator.score_batch`, teacher forcing) on a worker
-thread, sentence pair by sentence pair as the Translate tab translates the source (inspect_pairs.py).
+thread, sentence pair by sentence pair as the Translate tab translates the source (inspect_pairs.py), with
+the quality estimate of each pair (trust.py: flagged words marked, words that look left out named).
 
 Why a pane of its own: a reference, a draft or a student's answer is read the way the model reads it:
 how probable each token is, where the model would have said something else, which source words each
@@ -23,6 +24,7 @@ from ..job_view import JobView
 from .inspect_pairs import SCORE_CONFIG, InspectResult, ModelUnit, score_text
 from .inspect_view import GIVEN, InspectView
 from .source_edit import SourceEdit
+from .trust import estimate_pairs
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
@@ -60,6 +62,7 @@ class InspectBox(JobView):
         self.panel: TranslateTab | None = None
         self.result: InspectResult | None = None
         self.shown = ""  # GIVEN or MODEL once a result is shown
+        self.estimates: list = []  # the quality estimate of each pair's given translation (trust.py), once scored
         self.title = QLabel("Your translation")
         self.title.setObjectName("paneTitle")
         self.editor = TranslationEdit()  # Ctrl+Enter inspects
@@ -164,8 +167,18 @@ class InspectBox(JobView):
             self.show_status(f"{self.failure}: {problem}.")
             return 0
         translator, model_units = self.translator, self._model_units()
-        return self.run_job(lambda: score_text(translator, source, target, model_units), self._on_scored,
-                            "Scoring your translation…")
+        estimates: list = []  # filled on the worker thread before the result is handed back
+
+        def job() -> InspectResult:
+            result = score_text(translator, source, target, model_units)
+            estimates.extend(estimate_pairs(translator, [pair.given for pair in result.pairs]))
+            return result
+
+        def done(result: InspectResult) -> None:
+            self.estimates = estimates
+            self._on_scored(result)
+
+        return self.run_job(job, done, "Scoring your translation…")
 
     def _model_units(self) -> list[ModelUnit]:
         """The Translate tab's finished units (their source text, translation and token ids): the model's own
@@ -176,7 +189,7 @@ class InspectBox(JobView):
 
     def _on_scored(self, result: InspectResult) -> None:
         self.result = result
-        self.view.show_result(result)
+        self.view.show_result(result, self.estimates)
         self.show_status("")
         marks = result.disagreements  # the Alternatives tab: the first disagreement, else the least probable token
         if marks:

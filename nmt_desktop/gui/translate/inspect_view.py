@@ -26,6 +26,7 @@ from ..formatting import format_prob
 from ..labels import fit_width, set_fitting_text
 from ..theme import Theme
 from .inspect_pairs import InspectResult, TextScore
+from .trust import KIND_WORDS, Mark, target_marks
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Hypothesis
@@ -62,18 +63,23 @@ def token_index(url: QUrl | str) -> tuple[int, int] | None:
     return (int(parts[0]), int(parts[1])) if len(parts) == 2 and all(p.isdigit() for p in parts) else None
 
 
-def result_html(result: InspectResult, colours: Theme | None = None) -> str:
-    """Every pair's chips: a line of the source per paragraph, the sentences of a line side by side."""
+def result_html(result: InspectResult, colours: Theme | None = None, estimates: list | None = None) -> str:
+    """Every pair's chips: a line of the source per paragraph, the sentences of a line side by side; `estimates`
+    (the quality estimate of each pair's given translation, trust.py) marks its flagged words."""
     lines: dict[int, list[str]] = {}
     for p, pair in enumerate(result.pairs):
-        lines.setdefault(pair.line, []).append(tokens_html(pair.given.best, colours, p))
+        est = estimates[p] if estimates and p < len(estimates) else None
+        lines.setdefault(pair.line, []).append(tokens_html(pair.given.best, colours, p,
+                                                           target_marks(est) if est is not None else None))
     body = "".join(f"<p>{' '.join(chips)}</p>" for chips in lines.values())
     return f'<div style="font-size:12pt; line-height:165%;">{body}</div>'
 
 
-def tokens_html(hyp: Hypothesis, colours: Theme | None = None, pair: int = 0) -> str:
+def tokens_html(hyp: Hypothesis, colours: Theme | None = None, pair: int = 0,
+                flags: dict[int, Mark] | None = None) -> str:
     """The hypothesis' tokens (display form) as chips coloured by probability; a disagreement is underlined
-    and followed by the model's choice in superscript. A space (a line break point) only before a word."""
+    and followed by the model's choice in superscript; the last piece of a word the quality estimate flags
+    (`flags`) by "⚠ kind", the reason in its tooltip. A space (a line break point) only before a word."""
     colours = colours or theme.current()
     fills = bands(colours)
     shown = display_pieces(hyp.tokens)
@@ -82,7 +88,8 @@ def tokens_html(hyp: Hypothesis, colours: Theme | None = None, pair: int = 0) ->
     out = []
     for i, piece in enumerate(shown):
         prob = math.exp(hyp.token_logprobs[i]) if i < len(hyp.token_logprobs) else 0.0
-        tip = f"{piece}: the model gives it {prob:.1%}"
+        flag = (flags or {}).get(i)
+        tip = (f"{flag.reason}\n" if flag else "") + f"{piece}: the model gives it {prob:.1%}"
         alts = hyp.alternatives[i] if i < len(hyp.alternatives) else []
         if alts:
             tip += "   ·   its choices: " + ", ".join(f"{display_piece(a.piece)} {format_prob(a.prob)}"
@@ -94,6 +101,10 @@ def tokens_html(hyp: Hypothesis, colours: Theme | None = None, pair: int = 0) ->
         if mark:
             choice = html.escape(model_choice(mark)).replace(" ", "&nbsp;")  # one unbreakable mark
             chip += f'<sup style="color:{colours.error};">&nbsp;{choice}</sup>'
+        if flag is not None and (i + 1 >= len(shown) or starts[i + 1] or (flags or {}).get(i + 1) != flag):
+            word = html.escape(KIND_WORDS.get(flag.kind, flag.kind)).replace(" ", "&nbsp;")
+            chip += (f'<sup title="{html.escape(flag.reason, quote=True)}" style="color:{colours.warning};">'
+                     f'&nbsp;⚠&nbsp;{word}</sup>')
         out.append((" " if i and starts[i] else "") + chip)
     return "".join(out)
 
@@ -153,6 +164,7 @@ class InspectView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.result: InspectResult | None = None
+        self.estimates: list = []  # the quality estimate of each pair's given translation (trust.py)
         self.tokens = QTextBrowser()
         self.tokens.setOpenLinks(False)
         self.tokens.setOpenExternalLinks(False)
@@ -198,12 +210,13 @@ class InspectView(QWidget):
             return []
         return [piece for pair in self.result.pairs for piece in display_pieces(pair.given.best.tokens)]
 
-    def show_result(self, result: InspectResult) -> None:
-        self.result = result
+    def show_result(self, result: InspectResult, estimates: list | None = None) -> None:
+        """`estimates`: the quality estimate of each pair's given translation (flags marked, left-out words said)."""
+        self.result, self.estimates = result, list(estimates or [])
         self._render()
 
     def clear(self) -> None:
-        self.result = None
+        self.result, self.estimates = None, []
         self._render()
 
     def mark_shown(self, which: str) -> None:
@@ -220,8 +233,13 @@ class InspectView(QWidget):
             self.tokens.clear()
             return
         result, pairs = self.result, len(self.result.pairs)
-        self.tokens.setHtml(result_html(result))
-        set_fitting_text(self.summary, summary(result))
+        self.tokens.setHtml(result_html(result, estimates=self.estimates))
+        left_out = [word for est in self.estimates for word in getattr(est, "untranslated", [])]
+        trust = min(self.estimates, key=lambda est: est.qe, default=None)
+        trusted = (f" Trust: {trust.trust} (estimated chrF {trust.qe:.0f}"
+                   f"{', the least trusted sentence' if len(self.estimates) > 1 else ''})." if trust is not None else "")
+        set_fitting_text(self.summary, summary(result) + trusted
+                         + (f" Source words that may be left out: {', '.join(left_out)}." if left_out else ""))
         self.your_score.setText(score_text("Your translation", result.score("given"), pairs))
         self.model_score.setText(score_text("Model's translation", result.score("model"), pairs))
         model_text = " ".join(pair.model.text for pair in result.pairs)

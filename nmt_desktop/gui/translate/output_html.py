@@ -21,6 +21,7 @@ from .. import theme
 from ..formatting import format_prob
 from ..theme import Theme
 from .document_model import TranslationDocument
+from .trust import Mark, flag_background
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QObject
@@ -57,36 +58,43 @@ def probability(logprob: float) -> float:
     return max(0.0, min(1.0, math.exp(logprob)))
 
 
-def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]], colours: Theme) -> str:
-    """One token as a link coloured by its probability, its alternatives in the tooltip."""
+def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]], colours: Theme, mark: Mark | None = None) -> str:
+    """One token as a link coloured by its probability, its alternatives in the tooltip; a token of a word the
+    quality estimate flags (`mark`, trust.py) is underlined on its kind's background, the reason first in the tip."""
     piece = step.piece
     text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
     prob = probability(step.logprob)
     color = colours.text if prob > 0.5 else (colours.warning if prob > 0.2 else colours.error)
     # the pieces as every other view shows them (word starts marked), no nonzero probability shown as "0%"
     alternatives = ", ".join(f"{display_piece(a.piece)} {format_prob(a.prob)}" for a in step.alternatives[:5])
-    tip = html.escape(f"{display_piece(piece)}: p = {format_prob(prob)}" + (f"   ·   {alternatives}" if alternatives
-                                                                         else ""), quote=True)
+    tip = html.escape((f"{mark.reason}\n" if mark else "") + f"{display_piece(piece)}: p = {format_prob(prob)}"
+                      + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
     background = colours.diffuse_background if (unit, step.index) in diffuse else colours.token_background
+    if mark is not None:
+        background = flag_background(mark.kind, colours.dark)
     return (f'<a href="{token_link(unit, step.index)}" title="{tip}" style="color:{color};'
-            f' text-decoration:none; background-color:{background};">{text}</a>')
+            f' text-decoration:{"underline" if mark else "none"}; background-color:{background};">{text}</a>')
 
 
-def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]], colours: Theme | None = None) -> str:
-    """A unit's tokens, a word's links unbreakable together; a space (a break) before a word that has one."""
+def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]], colours: Theme | None = None,
+               marks: dict[int, Mark] | None = None) -> str:
+    """A unit's tokens, a word's links unbreakable together; a space (a break) before a word that has one;
+    `marks`: piece index -> the quality estimate's mark of its word."""
     colours = colours or theme.current()
     pieces = [s.piece for s in steps]
     out = []
     for k, group in enumerate(word_groups(pieces)):
         gap = " " if k and pieces[group[0]].startswith(WORD_START) else ""
-        links = "".join(token_html(unit, steps[i], diffuse, colours) for i in group)
+        links = "".join(token_html(unit, steps[i], diffuse, colours, (marks or {}).get(steps[i].index))
+                        for i in group)
         out.append(f'{gap}<span style="white-space:nowrap;">{links}</span>')
     return "".join(out)
 
 
-def output_html(document: TranslationDocument, running: bool, colours: Theme | None = None) -> str:
+def output_html(document: TranslationDocument, running: bool, colours: Theme | None = None,
+                marks: dict[int, dict[int, Mark]] | None = None) -> str:
     """The document's tokens as HTML in the theme's colours; while `running`, a cursor after the unit
-    being decoded."""
+    being decoded; `marks`: unit -> piece index -> the quality estimate's mark (trust.py)."""
     colours = colours or theme.current()
     diffuse = document.diffuse_tokens()
     decoding = next((i for i, u in enumerate(document.units) if u.translation is None), -1) if running else -1
@@ -94,7 +102,8 @@ def output_html(document: TranslationDocument, running: bool, colours: Theme | N
     for line in document.lines():
         chunks = []
         for ui in line:
-            chunk = words_html(ui, [s for s in document.units[ui].steps if not s.is_eos], diffuse, colours)
+            chunk = words_html(ui, [s for s in document.units[ui].steps if not s.is_eos], diffuse, colours,
+                               (marks or {}).get(ui))
             chunks.append(chunk + (cursor(colours) if ui == decoding else ""))
         lines.append("&nbsp; ".join(c for c in chunks if c))
     style = f"font-size:{FONT_PT}pt; line-height:{LINE_HEIGHT:.0%};"

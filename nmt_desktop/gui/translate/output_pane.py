@@ -1,5 +1,6 @@
 """The Translate tab's output pane: the model's translation as clickable tokens, the target-language box and
-the notes under the translation (score, a refusal, the source-language warning, coverage warnings, quality hint).
+the notes under the translation (score, a refusal, the source-language warning, coverage warnings, quality hint,
+the trust line of the quality estimate).
 
 `OutputPane` owns these widgets; the panel names them as its own attributes too (`panel.output`,
 `panel.score_label`, ...), which the tests and the linked views read.
@@ -16,6 +17,7 @@ from .output_html import FONT_PT, LINE_HEIGHT, OUTPUT_LINES
 from .quality_hint import QualityHint
 from .source_language_note import SourceLanguageNote
 from .target_language import TargetLanguageBox
+from .trust import TrustLine
 
 
 class OutputBrowser(QTextBrowser):
@@ -79,3 +81,5 @@ class OutputPane(QFrame):
         ol.addWidget(self.coverage_label)
         self.quality_hint = QualityHint(panel)  # "Long input: …" under the translation (quality_hint.py)
         ol.addWidget(self.quality_hint)
+        self.trust_line = TrustLine()  # "Trust: medium (qe 48) · …", after the translation finished (trust.py)
+        ol.addWidget(self.trust_line)

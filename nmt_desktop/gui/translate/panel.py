@@ -32,6 +32,7 @@ from .output_pane import OutputPane, title_row
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
 from .target_language import language_label
+from .trust import clear_source_marks, mark_source
 from .word_links import TranslateLinks
 
 if TYPE_CHECKING:
@@ -149,6 +150,9 @@ class TranslatePanel(QWidget):
         self.target_language_box, self.target_language_label = out_box.target_language_box, out_box.target_language_label
         self.language_note, self.coverage_label, self.quality_hint = (out_box.language_note, out_box.coverage_label,
                                                                       out_box.quality_hint)
+        self.trust_line = out_box.trust_line  # the quality estimate's line; its marks in the output and source
+        self.trust_line.estimated.connect(self._show_trust)
+        self.source.textChanged.connect(lambda: clear_source_marks(self.source))
         self.output.anchorClicked.connect(self._token_clicked)
         self.output.highlighted.connect(self._token_hovered)
 
@@ -157,6 +161,7 @@ class TranslatePanel(QWidget):
         top.addWidget(out_box)
         self.inspect_box = InspectBox()  # "Your translation": inspect a translation of one's own (inspect_box.py)
         self.inspect_box.bind(self)
+        self.inspect_box.inspected.connect(self._mark_inspected)  # its left-out source words, in the source box
         top.addWidget(self.inspect_box)
         top.setChildrenCollapsible(False)
 
@@ -290,6 +295,7 @@ class TranslatePanel(QWidget):
         self.request_id = 0
         self._worker_thread.stop()
         self.inspect_box.shutdown()
+        self.trust_line.shutdown()
 
     def _source_changed(self) -> None:
         if self.as_you_type.isChecked() and self.translator is not None:
@@ -317,6 +323,7 @@ class TranslatePanel(QWidget):
         self.score_label.setText("")
         self.error_label.hide()
         self.language_note.clear_note()
+        self.trust_line.clear_line()
         self.inspect_tabs.setTabText(1, "N-best")
         self.inspect_tabs.setTabText(2, "Sentences")
         self.output.clear()
@@ -383,6 +390,11 @@ class TranslatePanel(QWidget):
         self.statusMessage.emit(f"Done: {len(translations)} sentence(s), {total} tokens")
         self.translationDone.emit(list(translations), self.last_config)
         self.translationFinished.emit(request_id)
+        translator = self.translator
+        shown = [u.translation for u in self.document.units]  # a new request or model drops the estimate
+        self.trust_line.estimate(translator, translations, lambda: translator is self.translator and not self.running
+                                 and len(shown) == len(self.document.units)
+                                 and all(u.translation is t for u, t in zip(self.document.units, shown)))
 
     def _show_coverage(self, translations: list[Translation]) -> None:
         """Notes under the output: coverage warnings, and a hint when the model is out of its depth."""
@@ -466,7 +478,22 @@ class TranslatePanel(QWidget):
 
     def _render_output(self) -> None:
         self._render_timer.stop()
-        self.output.setHtml(output_html(self.document, self.running))
+        self.output.setHtml(output_html(self.document, self.running, marks=self.trust_line.marks_for(self.document)))
+
+    def _show_trust(self, estimates: list) -> None:
+        """The quality estimate landed (or was cleared): flagged words in the output, left-out ones in the source."""
+        self._render_output()
+        clear_source_marks(self.source)
+        if estimates:
+            by_translation = {id(t): e for t, e in zip(self.trust_line.translations, estimates)}
+            mark_source(self.source, [(u.unit.line, u.text, by_translation.get(id(u.translation)))
+                                      for u in self.document.units])
+
+    def _mark_inspected(self, result) -> None:
+        """An inspected translation of one's own: the source words it may leave out, marked in the source box."""
+        clear_source_marks(self.source)
+        mark_source(self.source, [(pair.line, pair.given.source, est)
+                                  for pair, est in zip(result.pairs, self.inspect_box.estimates)])
 
     def _step_for(self, url: QUrl) -> Step | None:
         where = parse_token_link(url.toString())
