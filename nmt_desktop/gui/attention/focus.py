@@ -13,7 +13,7 @@ from typing import Iterator
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtCore import Signal
 
 from nmt_desktop.core.analysis.words import display_pieces
@@ -81,8 +81,21 @@ class FocusView(QtWidgets.QWidget):
 
     # look
     def restyle(self, look: theme.Theme) -> None:
-        """Background, axis and text colours and the colour map of `look` (a gui/theme.py Theme)."""
+        """Background, axis and text colours and the colour map of `look` (a gui/theme.py Theme); a hidden view
+        (another tab) takes them when shown: pyqtgraph's colour maps and pens are slow, and a colour-map change
+        restyled every focus view of the window at once (the monkey test's event-loop budget)."""
         self._theme = look
+        self._restyle_pending = not self.isVisible()
+        if not self._restyle_pending:
+            self._apply_look(look)
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if getattr(self, "_restyle_pending", False):
+            self._restyle_pending = False
+            self._apply_look(self._theme)
+
+    def _apply_look(self, look: theme.Theme) -> None:
         self.graphics.setBackground(look.plot_background)
         for axis in (*self.axes.values(), self.colorbar.getAxis("right")):
             axis.setPen(look.plot_text)
@@ -94,11 +107,13 @@ class FocusView(QtWidgets.QWidget):
     def paper(self) -> Iterator[None]:
         """Light colours (a figure for a paper) with the current colour map while exporting."""
         shown = self._theme
-        self.restyle(paper_theme())
+        self._theme = paper = paper_theme()
+        self._apply_look(paper)
         try:
             yield
         finally:
-            self.restyle(shown)
+            self._theme = shown
+            self._apply_look(shown)
 
     # content
     def set_matrix(self, matrix: np.ndarray, source_tokens: list[str], target_tokens: list[str], title: str = "",

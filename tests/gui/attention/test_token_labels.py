@@ -261,6 +261,18 @@ def test_no_raw_marker_in_tables_chips_and_alignments(qtbot, long_tr, tiny_trans
     alignment.shutdown()
 
 
+def test_a_hidden_focus_view_takes_the_theme_when_shown(qtbot, long_tr, light_theme):
+    view = FocusView()
+    qtbot.addWidget(view)
+    theme.apply("light", "viridis")
+    theme.apply("dark", "cividis")  # while hidden: nothing is repainted yet
+    assert view.graphics.backgroundBrush().color().name() != theme.DARK.plot_background
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.graphics.backgroundBrush().color().name() == theme.DARK.plot_background
+    assert view.axes["bottom"].pen().color().name() == theme.DARK.plot_text
+
+
 def test_theme_restyles_plots(qtbot, long_tr, light_theme):
     from nmt_desktop.gui.train.plots import LivePlots
 
@@ -269,6 +281,7 @@ def test_theme_restyles_plots(qtbot, long_tr, light_theme):
     grid = AttentionView()
     for w in (view, plots, grid):
         qtbot.addWidget(w)
+        w.show()  # a hidden focus view takes a new look when shown (below)
     theme.apply("light", "viridis")
     view.set_matrix(long_tr.attention[0, 0], long_tr.source_tokens, long_tr.target_tokens)
     grid.set_translation(long_tr)
@@ -297,4 +310,5 @@ def test_theme_restyles_plots(qtbot, long_tr, light_theme):
     align.shutdown()
     diff = FocusView(diverging=True)
     qtbot.addWidget(diff)
+    diff.show()
     assert diff.colorbar.colorMap().name == "CET-D1"  # differences keep their blue-white-red map
