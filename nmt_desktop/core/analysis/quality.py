@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
 
 FlagKind = Literal["doubted", "untranslated", "unsupported", "repeated"]
-FLAG_KINDS: tuple[str, ...] = ("doubted", "untranslated", "unsupported", "repeated")
 
 # The recipe (module docstring; benchmarks/qe_recipe.py measures it).
 INTERCEPT = 64.78
