@@ -1,0 +1,132 @@
+"""HTML pages (.html, .htm) through lxml.html; `html_slots` is also epub.py's reader for XHTML chapters.
+
+Every block-level element's inline content is a block (a div's or li's text between nested blocks is
+cut at them); b/i/a/span... are runs' styles; code/kbd/samp/var are verbatim runs and <pre> a verbatim
+block; alt, title, placeholder and the meta description are blocks of their own. script/style are
+never read. The file is written in the encoding it declared, with its doctype.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import Path
+
+import lxml.html
+from lxml import etree
+
+from nmt_desktop.core.documents.blocks import Block, DocumentError, Run
+from nmt_desktop.core.documents.formats.inline_tree import InlineRules, Kind, spans_of
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument, attr_slot, span_slot
+
+BLOCKS = frozenset("""html head body title address article aside blockquote details dialog dd div dl dt
+    fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr li main nav ol p section
+    table thead tbody tfoot tr td th caption ul summary button label select optgroup option datalist
+    legend menu center noscript""".split())
+SKIPPED = frozenset("script style template svg math iframe object canvas textarea".split())  # never read
+VERBATIM = frozenset("code kbd samp var tt".split())
+ATTRIBUTES = ("alt", "title", "placeholder")
+
+
+def local(el: etree._Element) -> str:
+    """The tag without its namespace, lower case (XHTML's tags are namespaced, HTML's are not)."""
+    return etree.QName(el).localname.lower() if isinstance(el.tag, str) else ""
+
+
+def _kind(el: etree._Element) -> Kind:
+    name = local(el)
+    if name in VERBATIM:
+        return "verbatim"
+    if name in SKIPPED or name in BLOCKS or name == "pre":
+        return "atom"  # a block inside an inline element (an <a> around a <div>) moves whole
+    return "chain"
+
+
+RULES = InlineRules(kind=_kind)
+
+
+def _splits(el: etree._Element) -> bool:
+    return local(el) in BLOCKS or local(el) == "pre"
+
+
+def html_slots(root: etree._Element) -> list[Slot]:
+    """The blocks of an (X)HTML tree in reading order, attribute texts where their element starts."""
+    slots: list[Slot] = []
+    counts: dict[str, int] = {}
+
+    def visit(el: etree._Element) -> None:
+        name = local(el)
+        if not name or name in SKIPPED:
+            return
+        for attr in ATTRIBUTES:
+            if (el.get(attr) or "").strip():
+                slots.append(attr_slot(el, attr, f"<{name}> {attr} text"))
+        if name == "meta" and (el.get("name") or "").lower() == "description" and el.get("content"):
+            slots.append(attr_slot(el, "content", "page description"))
+        if name == "pre":
+            counts[name] = counts.get(name, 0) + 1
+            text = "".join(el.itertext())
+            if text.strip():
+                slots.append(Slot(Block([Run(text, None, True)], f"<pre> {counts[name]}", True),
+                                  lambda t: None))
+            return
+        if name in BLOCKS:
+            for span in spans_of(el, _splits, RULES):
+                counts[name] = counts.get(name, 0) + 1
+                slots.append(span_slot(span, f"<{name}> {counts[name]}"))
+        for child in el:
+            visit(child)
+
+    visit(root)
+    return slots
+
+
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def encoding_of(data: bytes, name: str) -> str:
+    """The page's encoding: its BOM, else its <meta charset>, else UTF-8 if it decodes as such."""
+    for bom, enc in _BOMS:
+        if data.startswith(bom):
+            return enc
+    match = _CHARSET.search(data[:4096])
+    if match:
+        enc = match.group(1).decode("ascii")
+        try:
+            codecs.lookup(enc)
+        except LookupError:
+            raise DocumentError(f"{name} declares the unknown character set {enc!r}") from None
+        return enc
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError(f"{name} is not UTF-8 and declares no <meta charset>, so its text cannot be "
+                            f"read reliably") from None
+    return "utf-8"
+
+
+def _load(path: Path) -> Loaded:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise DocumentError(f"{path.name} cannot be read ({e.strerror})") from None
+    encoding = encoding_of(data, path.name)
+    parser = lxml.html.HTMLParser(encoding=encoding, no_network=True, remove_comments=False,
+                                  remove_blank_text=False, huge_tree=False)
+    try:
+        root = etree.fromstring(data, parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError) as e:
+        raise DocumentError(f"{path.name} is not a readable HTML page ({e})") from None
+    if root is None:
+        raise DocumentError(f"{path.name} is an empty HTML page")
+    tree = root.getroottree()
+
+    def serialise(target: Path) -> None:
+        target.write_bytes(etree.tostring(tree, method="html", encoding=encoding))
+
+    return html_slots(root), serialise
+
+
+def open_document(path: Path) -> SlotDocument:
+    return SlotDocument(Path(path), _load)

@@ -1,0 +1,185 @@
+"""Inline XML content <-> runs, shared by the lxml-based adapters (html, epub, odt).
+
+A block is a stretch of an element's mixed content (its text, inline children and their tails). Reading
+walks it into runs: text under the same chain of inline ancestors (b, a[href], text:span...) is one run,
+keyed by the chain's tags and attributes. Writing rebuilds the stretch in the translation's order, each
+run's text under a fresh copy of its chain, so a bold word's translation stays bold wherever it moves.
+Elements without text of their own (br, img, text:bookmark, a footnote, a frame) and verbatim ones
+(inline code, a field) are *moved*, never copied or re-created, so they come back byte-for-byte and any
+block inside them (a footnote's paragraph) keeps its identity for its own write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Literal, Sequence
+
+from lxml import etree
+
+from nmt_desktop.core.documents.blocks import Block, Run, TranslatedRun, check_translated
+
+Element = etree._Element
+Kind = Literal["chain", "verbatim", "atom", "chars"]
+_TEXT = None  # an item's payload standing for the run's (translated) text
+
+
+def append_text(parent: Element, text: str) -> None:
+    """Append text after everything already in `parent` (its text, or its last child's tail)."""
+    if not text:
+        return
+    if len(parent):
+        last = parent[-1]
+        last.tail = (last.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
+@dataclass(frozen=True)
+class InlineRules:
+    """What a format's inline elements are. kind(el): "chain" (formatting: descend, copy on write),
+    "verbatim" (its text is one verbatim run; moved whole), "atom" (no translatable text; moved whole),
+    "chars" (stands for characters, e.g. ODF text:s: its text is chars(el), re-encoded by write_text)."""
+    kind: Callable[[Element], Kind]
+    chars: Callable[[Element], str] = lambda el: ""
+    read_text: Callable[[str], str] = lambda text: text
+    write_text: Callable[[Element, str], None] = append_text
+
+
+@dataclass
+class _Run:
+    style: Hashable
+    chain: tuple[Element, ...]
+    text: str = ""
+    verbatim: bool = False
+    # (chain, payload) in order: payload _TEXT for the text, or an element to move
+    items: list[tuple[tuple[Element, ...], Element | None]] = field(default_factory=list)
+    closed: bool = False  # an atom followed: the next text starts a new run
+
+
+def style_key(chain: Sequence[Element]) -> Hashable:
+    """A chain's look: its tags and attributes (a link's href, a span's class or style name)."""
+    return tuple((el.tag, tuple(sorted(el.attrib.items()))) for el in chain)
+
+
+class InlineSpan:
+    """parent's content after `prev` (a child splitting parent into blocks; None: from parent.text) up to
+    the next splitter: `nodes` are the inline children in between."""
+
+    def __init__(self, parent: Element, prev: Element | None, nodes: list[Element], rules: InlineRules):
+        self.parent, self.prev, self.nodes, self.rules = parent, prev, nodes, rules
+        self._runs: list[_Run] = []
+        self._leading: list[tuple[tuple[Element, ...], Element]] = []
+        self._add_text((), parent.text if prev is None else prev.tail)
+        for node in nodes:
+            self._walk(node, ())
+            self._add_text((), node.tail)
+        if self._leading and self._runs:
+            self._runs[0].items[:0] = self._leading
+
+    # reading ----------------------------------------------------------------------------------------
+    def _add_text(self, chain: tuple[Element, ...], text: str | None, raw: bool = False) -> None:
+        if not text:
+            return
+        text = text if raw else self.rules.read_text(text)
+        style = style_key(chain)
+        last = self._runs[-1] if self._runs else None
+        if last is not None and not last.verbatim and not last.closed and last.style == style:
+            last.text += text
+        else:
+            self._runs.append(_Run(style, chain, text, items=[(chain, _TEXT)]))
+
+    def _add_element(self, chain: tuple[Element, ...], el: Element, text: str | None) -> None:
+        if text is not None:  # verbatim: a run of its own
+            self._runs.append(_Run(style_key(chain + (el,)), chain, text, True, [(chain, el)]))
+        elif self._runs:
+            self._runs[-1].items.append((chain, el))
+            self._runs[-1].closed = True
+        else:
+            self._leading.append((chain, el))
+
+    def _walk(self, el: Element, chain: tuple[Element, ...]) -> None:
+        kind = self.rules.kind(el) if isinstance(el.tag, str) else "atom"
+        if kind == "chars":
+            self._add_text(chain, self.rules.chars(el), raw=True)
+        elif kind == "chain" and "".join(el.itertext()):
+            inner = chain + (el,)
+            self._add_text(inner, el.text)
+            for child in el:
+                self._walk(child, inner)
+                self._add_text(inner, child.tail)
+        elif kind == "verbatim" and "".join(el.itertext()):
+            self._add_element(chain, el, "".join(el.itertext()))
+        else:
+            self._add_element(chain, el, None)
+
+    @property
+    def runs(self) -> list[Run]:
+        return [Run(r.text, r.style if r.chain or r.verbatim else None, r.verbatim) for r in self._runs]
+
+    @property
+    def blank(self) -> bool:
+        """Nothing to translate: no run has more than white space."""
+        return not any(r.text.strip() for r in self._runs)
+
+    @property
+    def verbatim(self) -> bool:
+        """Only verbatim text (a paragraph that is a code span): listed but written back as it is."""
+        return all(r.verbatim or not r.text.strip() for r in self._runs)
+
+    def block(self, where: str) -> Block:
+        return Block(self.runs, where, self.verbatim)
+
+    # writing ----------------------------------------------------------------------------------------
+    def write(self, translated: Sequence[TranslatedRun], where: str = "") -> None:
+        """Replace the span's content by the runs in `translated` order (each with its new text)."""
+        check_translated(Block(self.runs, where), translated)
+        if self.verbatim:
+            return
+        parent = self.parent
+        for node in self.nodes:
+            parent.remove(node)  # its tail goes with it; atoms inside are moved out below
+        holder = parent.makeelement(parent.tag, {})
+        parent.append(holder)  # inside the tree, so new elements reuse the document's namespace prefixes
+        stack: list[tuple[Element, Element]] = []  # (source chain element, its copy)
+        for t in translated:
+            run = self._runs[t.index]
+            for chain, payload in run.items:
+                if payload is _TEXT and not t.text:
+                    continue
+                keep = 0
+                while keep < min(len(stack), len(chain)) and stack[keep][0] is chain[keep]:
+                    keep += 1
+                del stack[keep:]
+                for source in chain[keep:]:
+                    target = stack[-1][1] if stack else holder
+                    copy = target.makeelement(source.tag, dict(source.attrib))
+                    target.append(copy)
+                    stack.append((source, copy))
+                target = stack[-1][1] if stack else holder
+                if payload is _TEXT:
+                    self.rules.write_text(target, t.text)
+                else:
+                    payload.tail = None
+                    target.append(payload)
+        parent.remove(holder)
+        if self.prev is None:
+            parent.text = holder.text
+        else:
+            self.prev.tail = holder.text
+        at = 0 if self.prev is None else parent.index(self.prev) + 1
+        for i, child in enumerate(list(holder)):
+            parent.insert(at + i, child)
+
+
+def spans_of(parent: Element, splits: Callable[[Element], bool], rules: InlineRules) -> list[InlineSpan]:
+    """parent's mixed content cut at the children for which `splits` is true (nested block elements);
+    stretches with nothing to translate are left out, so they are never touched."""
+    spans, prev, nodes = [], None, []
+    for child in parent:
+        if isinstance(child.tag, str) and splits(child):
+            spans.append(InlineSpan(parent, prev, nodes, rules))
+            prev, nodes = child, []
+        else:
+            nodes.append(child)
+    spans.append(InlineSpan(parent, prev, nodes, rules))
+    return [s for s in spans if not s.blank]

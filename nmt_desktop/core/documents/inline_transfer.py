@@ -1,0 +1,134 @@
+"""Formatting inside a sentence carried over by word alignment (as Bergamot moves HTML tags).
+
+Each target word gets the run of the source words it aligns to (a formatted run wins over plain text when
+a target word aligns to both), a placeholder's word gets its own run, and a formatted run that nothing
+aligns to takes its best-evidence target word, so a bold word is never lost. The runs are then put in the
+order of their words in the translation, and the target words are cut into one contiguous stretch per run
+by dynamic programming: the cut that gives the most words to the run they align to, while a formatted run
+never spreads over words aligned elsewhere. Every run gets exactly one stretch (possibly empty), so run
+counts survive, and every target word lands in exactly one run, so no text is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from nmt_desktop.core.documents.blocks import TranslatedBlock, TranslatedRun
+
+MAX_WORDS = 400  # longer blocks are cut by proportion (the DP is quadratic in words)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A source run as the transfer sees it: formatted (a style or verbatim) or plain, and whether it has
+    words to place."""
+    formatted: bool
+    has_text: bool
+
+
+def target_labels(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence: np.ndarray,
+                  links: Sequence[tuple[int, int]], fixed: dict[int, int]) -> list[int | None]:
+    """The run of each target word: evidence (target words, source words), links (source i, target j),
+    source_runs[i] the run of source word i, fixed: target word -> run (placeholders)."""
+    n_target = evidence.shape[0]
+    linked: list[list[int]] = [[] for _ in range(n_target)]
+    for i, j in links:
+        if 0 <= j < n_target and 0 <= i < len(source_runs):
+            linked[j].append(source_runs[i])
+    labels: list[int | None] = []
+    for j in range(n_target):
+        if j in fixed:
+            labels.append(fixed[j])
+            continue
+        candidates = linked[j]
+        formatted = [r for r in candidates if runs[r].formatted]
+        pool = formatted or candidates
+        labels.append(max(set(pool), key=pool.count) if pool else None)
+    for r, run in enumerate(runs):  # a formatted run nothing aligns to takes its best-evidence word
+        if not (run.formatted and run.has_text) or r in labels:
+            continue
+        columns = [i for i, owner in enumerate(source_runs) if owner == r]
+        if not columns or n_target == 0:
+            continue
+        free = [j for j in range(n_target) if j not in fixed and (labels[j] is None or not runs[labels[j]].formatted)]
+        if free:
+            labels[max(free, key=lambda j: evidence[j, columns].sum())] = r
+    return labels
+
+
+def run_order(runs: Sequence[RunInfo], labels: Sequence[int | None]) -> list[int]:
+    """The runs in the order the translation puts their words; a run with no word keeps its place
+    relative to its neighbours in the source."""
+    keys: list[float | None] = []
+    for r in range(len(runs)):
+        at = [j for j, label in enumerate(labels) if label == r]
+        keys.append(float(np.mean(at)) if at else None)
+    filled: list[float] = []
+    for r, key in enumerate(keys):  # a run without words: just after the run before it
+        filled.append(key if key is not None else (filled[-1] + 1e-3 if filled else -1.0))
+    return sorted(range(len(runs)), key=lambda r: (filled[r], r))
+
+
+def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | None]) -> list[tuple[int, int]]:
+    """One contiguous [start, end) of target words per run of `order` (same order), maximising words
+    placed in their own run (see the module docstring)."""
+    m, k = len(labels), len(order)
+
+    def gain(r: int, j: int) -> int:
+        label = labels[j]
+        if label == r:
+            return 2
+        if label is None:
+            return 0 if not runs[r].formatted else -1
+        return -1 if runs[label].formatted or runs[r].formatted else 0
+
+    # prefix[k][j]: gain of words [0, j) given to run order[k]
+    prefix = np.zeros((k, m + 1))
+    for a, r in enumerate(order):
+        prefix[a, 1:] = np.cumsum([gain(r, j) for j in range(m)])
+    best = np.full((k + 1, m + 1), -np.inf)
+    back = np.zeros((k + 1, m + 1), dtype=np.int64)
+    best[0, 0] = 0.0
+    for a in range(1, k + 1):
+        row = prefix[a - 1]
+        for end in range(m + 1):
+            starts = np.arange(end + 1)
+            values = best[a - 1, : end + 1] + (row[end] - row[: end + 1])
+            s = int(np.argmax(values))
+            best[a, end], back[a, end] = values[s], starts[s]
+    spans, end = [], m
+    for a in range(k, 0, -1):
+        start = int(back[a, end])
+        spans.append((start, end))
+        end = start
+    return spans[::-1]
+
+
+def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: Sequence[str], evidence: np.ndarray,
+             links: Sequence[tuple[int, int]], fixed: dict[int, int], lead: str = "", trail: str = "") -> TranslatedBlock:
+    """The translated block: every run once, in target order, with its stretch of `target_words` (joined
+    by spaces; the space between two stretches goes with the plain one). lead/trail: the block's own
+    leading and trailing white space, kept."""
+    if len(target_words) > MAX_WORDS:  # too long to cut optimally: by position only
+        evidence = np.zeros((len(target_words), len(source_runs)))
+        links = [(round(j * len(source_runs) / len(target_words)), j) for j in range(len(target_words))
+                 if source_runs]
+    labels = target_labels(runs, source_runs, evidence, links, fixed)
+    order = run_order(runs, labels)
+    spans = cut(order, runs, labels)
+    texts = [" ".join(target_words[s:e]) for s, e in spans]
+    filled = [i for i, text in enumerate(texts) if text]
+    for a, b in zip(filled, filled[1:]):  # the space between two stretches: on the plain side
+        if runs[order[a]].formatted and not runs[order[b]].formatted:
+            texts[b] = " " + texts[b]
+        else:
+            texts[a] += " "
+    if filled:
+        texts[filled[0]] = lead + texts[filled[0]]
+        texts[filled[-1]] += trail
+    elif texts:
+        texts[0] = lead + trail
+    return [TranslatedRun(r, text) for r, text in zip(order, texts)]

@@ -1,0 +1,259 @@
+"""Translating a document: its blocks' sentences in length-sorted batches, with do-not-translate spans as
+placeholders, glossary terms forced in, and each block's formatting carried over by alignment.
+
+Per block (blocks.py): verbatim runs (inline code) and do-not-translate spans (placeholders.py) become
+placeholder names; the text is cut into sentences by the one policy (core/decoding/document.py); every
+sentence of the document is translated in batches (constraints.py, which also forces glossary terms and
+placeholders in); the names are put back; and a block whose runs look different (a bold word, a link)
+has its translation cut into its runs by word alignment (inline_transfer.py: the model's own alignment,
+core/analysis/alignment.py). A block of one look needs no alignment: its text goes to its first run.
+`save_translation` writes through a temporary file renamed into place, never over the input.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
+
+import numpy as np
+
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.documents.blocks import Block, Document, DocumentError, TranslatedBlock, TranslatedRun, untranslated
+from nmt_desktop.core.documents.constraints import Constraint, ConstraintReport, translate_constrained
+from nmt_desktop.core.documents.glossary import Glossary, Term, find_terms
+from nmt_desktop.core.documents.inline_transfer import RunInfo, transfer
+from nmt_desktop.core.documents.placeholders import Protected, dnt_spans, protect, restore
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.results import Translation, Unit
+    from nmt_desktop.core.decoding.translator import Translator
+
+
+class Cancelled(Exception):
+    """The user cancelled; nothing was written."""
+
+
+@dataclass
+class DocumentOptions:
+    """glossary: terms the translation must use; dnt: the user's do-not-translate pattern; automatic_dnt:
+    URLs, e-mail addresses, numbers with units and emoji kept too; keep_formatting: align runs (off: a
+    block's whole translation goes to its first run, the others emptied)."""
+    glossary: Glossary | None = None
+    dnt: re.Pattern[str] | None = None
+    automatic_dnt: bool = True
+    keep_formatting: bool = True
+    batch_size: int = 16
+
+
+@dataclass
+class BlockResult:
+    """One block's translation: its source and target text, its runs, and the sentences' translations
+    (tokens, attention) for the preview and the trust signals."""
+    source: str
+    target: str
+    runs: TranslatedBlock
+    sentences: list["Translation"] = field(default_factory=list)
+
+
+@dataclass
+class DocumentTranslation:
+    document: Document
+    blocks: list[BlockResult]
+    report: ConstraintReport
+    sentences: int
+
+
+@dataclass
+class _Prepared:
+    """A block ready for the model: its protected text, which run each of its characters came from, its
+    sentences (units) with where they start, their constraints, and the placeholder names of verbatim runs."""
+    protected: Protected
+    owners: list[int]
+    units: list["Unit"]
+    starts: list[int]
+    constraints: list[list[Constraint]]
+    verbatim_names: dict[str, int]
+    lead: str
+    trail: str
+
+
+def _styled(block: Block) -> bool:
+    """Whether the block's runs with text look different, so that its translation needs cutting."""
+    looks = {(run.style, run.verbatim) for run in block.runs if run.text.strip()}
+    return len(looks) > 1
+
+
+def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -> _Prepared | None:
+    text = block.text
+    if block.verbatim or not text.strip():
+        return None
+    stripped = text.strip()
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    owners_all, spans, position, verbatim_runs = [], [], 0, {}
+    for r, run in enumerate(block.runs):
+        owners_all += [r] * len(run.text)
+        if run.verbatim and run.text.strip():
+            inner = run.text.strip()
+            start = position + run.text.index(inner) - len(lead)
+            spans.append((start, start + len(inner)))
+            verbatim_runs[start] = r
+        position += len(run.text)
+    owners = owners_all[len(lead): len(lead) + len(stripped)]
+    free = [(s, e) for s, e in dnt_spans(stripped, options.dnt, options.automatic_dnt)
+            if all(e <= a or s >= b for a, b in spans)]
+    protected = protect(stripped, sorted(spans + free))
+    new_owners, last = [], 0
+    for placeholder, (s, e) in zip(protected.placeholders, sorted(spans + free)):
+        new_owners += owners[last:s] + [owners[s]] * len(placeholder.name)
+        last = e
+    new_owners += owners[last:]
+    verbatim_names = {p.name: verbatim_runs[s] for p, (s, _e) in zip(protected.placeholders, sorted(spans + free))
+                      if s in verbatim_runs}
+    units = translator.units([protected.text])
+    starts, cursor = [], 0
+    for unit in units:
+        found = protected.text.find(unit.text, cursor)
+        starts.append(max(found, cursor) if found >= 0 else cursor)
+        cursor = starts[-1] + len(unit.text)
+    constraints = []
+    terms = options.glossary.terms if options.glossary else []
+    for unit, start in zip(units, starts):
+        found = [Constraint(m.start, m.end, m.term) for m in find_terms(unit.text, terms)]
+        for p in protected.placeholders:
+            if start <= p.start < start + len(unit.text):
+                found.append(Constraint(p.start - start, p.end - start, Term(p.name, p.name)))
+        constraints.append(sorted(found, key=lambda c: c.start))
+    return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail)
+
+
+def translate_document(translator: "Translator", document: Document, cfg: DecodeConfig | None = None,
+                       options: DocumentOptions | None = None, progress: Callable[[int, int], None] | None = None,
+                       cancelled: Callable[[], bool] | None = None) -> DocumentTranslation:
+    """Every block of the document translated (see the module docstring). progress(done, total) counts
+    sentences; Cancelled when `cancelled()` turns true (between batches)."""
+    cfg, options = cfg or DecodeConfig(), options or DocumentOptions()
+    prepared = [_prepare(translator, block, options) for block in document.blocks]
+    units = [u for p in prepared if p for u in p.units]
+    constraints = [c for p in prepared if p for c in p.constraints]
+    report, done = ConstraintReport(), [0]
+
+    def on_done(_index: int, _translation: "Translation") -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(units))
+
+    if progress is not None:
+        progress(0, len(units))
+    translations = translate_constrained(translator, units, constraints, cfg, options.batch_size, report,
+                                         on_done, cancelled)
+    if cancelled is not None and cancelled():
+        raise Cancelled()
+    results, cursor = [], 0
+    for block, prep in zip(document.blocks, prepared):
+        if prep is None:
+            results.append(BlockResult(block.text, block.text, untranslated(block)))
+            continue
+        sentences = translations[cursor: cursor + len(prep.units)]
+        cursor += len(prep.units)
+        results.append(_block_result(translator, block, prep, sentences, options))
+    return DocumentTranslation(document, results, report, len(units))
+
+
+def _block_result(translator: "Translator", block: Block, prep: _Prepared, sentences: Sequence["Translation"],
+                  options: DocumentOptions) -> BlockResult:
+    words = [[_restored(w, prep) for w in s.text.split()] for s in sentences]
+    target = " ".join(w for sentence in words for w in sentence)
+    if not options.keep_formatting or not _styled(block):
+        first = next((r for r, run in enumerate(block.runs) if run.text.strip()), 0)
+        runs = [TranslatedRun(r, prep.lead + target + prep.trail if r == first else "") for r in range(len(block.runs))]
+        return BlockResult(block.text, prep.lead + target + prep.trail, runs, list(sentences))
+    evidence_parts, links, source_runs, fixed, offset_s, offset_t = [], [], [], {}, 0, 0
+    for unit, start, sentence in zip(prep.units, prep.starts, sentences):
+        src_words, src_runs = _source_words(unit.text, start, prep.owners)
+        tgt_words = sentence.text.split()
+        matrix, sentence_links = _alignment(translator, sentence, src_words, tgt_words)
+        evidence_parts.append((matrix, offset_t, offset_s))
+        links += [(i + offset_s, j + offset_t) for i, j in sentence_links]
+        for j, word in enumerate(tgt_words):
+            for name, run in prep.verbatim_names.items():
+                if re.search(rf"(?<!\w){re.escape(name)}", word):
+                    fixed[j + offset_t] = run
+        source_runs += src_runs
+        offset_s, offset_t = offset_s + len(src_words), offset_t + len(tgt_words)
+    evidence = np.zeros((offset_t, offset_s))  # (target words, source words): block-diagonal by sentence
+    for matrix, t0, s0 in evidence_parts:
+        evidence[t0: t0 + matrix.shape[0], s0: s0 + matrix.shape[1]] = matrix
+    infos = [RunInfo(run.style is not None or run.verbatim, bool(run.text.strip())) for run in block.runs]
+    flat = [w for sentence in words for w in sentence]
+    runs = transfer(infos, source_runs, flat, evidence, links, fixed, prep.lead, prep.trail)
+    return BlockResult(block.text, prep.lead + target + prep.trail, runs, list(sentences))
+
+
+def _restored(word: str, prep: _Prepared) -> str:
+    return restore(word, [p for p in prep.protected.placeholders
+                          if re.search(rf"(?<!\w){re.escape(p.name)}", word)])
+
+
+def _source_words(text: str, start: int, owners: Sequence[int]) -> tuple[list[str], list[int]]:
+    """A sentence's whitespace words and the run each comes from (the run of most of its characters)."""
+    words, runs = [], []
+    for m in re.finditer(r"\S+", text):
+        chars = [owners[start + k] for k in range(m.start(), m.end()) if start + k < len(owners)]
+        words.append(m.group())
+        runs.append(max(set(chars), key=chars.count) if chars else 0)
+    return words, runs
+
+
+def _alignment(translator: "Translator", sentence: "Translation", src_words: list[str],
+               tgt_words: list[str]) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Word evidence (target, source) and links of one sentence by the model's default reading; by
+    position when the pieces cannot be matched to the words."""
+    from nmt_desktop.core.analysis.alignment import BEST_METHOD, decide, word_evidence
+
+    try:
+        matrix = word_evidence(sentence, BEST_METHOD, src_words, tgt_words, translator=translator)
+        return matrix, list(decide(matrix, BEST_METHOD))
+    except ValueError:
+        n_t, n_s = len(tgt_words), len(src_words)
+        matrix = np.zeros((n_t, n_s))
+        links = [(min(n_s - 1, round(j * n_s / max(1, n_t))), j) for j in range(n_t)] if n_s else []
+        for i, j in links:
+            matrix[j, i] = 1.0
+        return matrix, links
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def output_path(path: str | Path, language: str | None = None) -> Path:
+    """Where a translation is written by default: report.docx -> report.de.docx (report.translated.docx
+    without a language), beside the source, never the source itself."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{language or 'translated'}{path.suffix}")
+
+
+def save_translation(result: DocumentTranslation, out: str | Path) -> Path:
+    """Write the translated document to `out` through a temporary file renamed into place: a failure
+    leaves no half-written file, and the input is never written over."""
+    out, source = Path(out), Path(result.document.path)
+    if out.exists() and source.exists() and os.path.samefile(out, source):
+        raise DocumentError(f"{out.name} is the file being translated: choose another name for the translation")
+    if out.suffix.lower() != source.suffix.lower():
+        raise DocumentError(f"{out.name}: a translation of {source.name} is saved as {source.suffix} too")
+    fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial" + out.suffix, dir=out.parent or ".")
+    os.close(fd)
+    try:
+        result.document.save(Path(temporary), [b.runs for b in result.blocks])
+        os.replace(temporary, out)
+    except DocumentError:
+        raise
+    except Exception as exc:
+        raise DocumentError(f"cannot write {out.name}: {exc}") from exc
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return out
