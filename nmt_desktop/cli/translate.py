@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from nmt_desktop.cli.common import (BACKENDS, MODEL_HELP, CLIError, Progress, UsageError, add_running_options,
+from nmt_desktop.cli.common import (BACKENDS, MODEL_HELP, PROG, CLIError, Progress, UsageError, add_running_options,
                                     add_target_lang_option, align_method, batches, checked_heads, fix_arg, head_name,
                                     head_names, load_translator, print_error, print_warning, stdin_lines, utf8_stdout)
+from nmt_desktop.cli.document_options import add_document_options, document_options, glossary_summary
 from nmt_desktop.core.config import ConfigError, DecodeConfig  # stdlib-only module: cheap to import
 
 _DECODE_DEFAULTS = DecodeConfig()
@@ -67,6 +68,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     o.add_argument("--attention-out", metavar="FILE.npz",
                    help="save attention_<i> (layers, heads, target, source; indexed from 0, so L3 H2 is "
                         "attention_<i>[2, 1]), source_tokens_<i>, target_tokens_<i> per input i (0-based)")
+    add_document_options(p)
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -127,11 +129,14 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
                       **options: Any) -> list[tuple[Any | None, str | None]]:
     """(Translation, None) or (None, error message) per input; one bad input does not stop the rest.
 
-    options: passed on to translate_batch / translate (head_mask, prefix_text).
+    options: passed on to translate_batch / translate (head_mask, prefix_text), or `document`: the
+    glossary and do-not-translate options (core/documents/), which translate each input as a document line.
     """
     from nmt_desktop.core.decoding.document import InputTooLongError
 
     try:
+        if "document" in options:
+            return [(t, None) for t in _with_glossary(translator, texts, cfg, options["document"], options["report"])]
         return [(t, None) for t in translator.translate_batch(texts, cfg, batch_size=batch_size, **options)]
     except InputTooLongError:
         pass
@@ -142,6 +147,25 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
         except InputTooLongError as exc:
             results.append((None, str(exc)))
     return results
+
+
+def _with_glossary(translator: Any, texts: list[str], cfg: DecodeConfig, options: Any, total: Any) -> list[Any]:
+    """Each input's Translation with the glossary's terms forced in and do-not-translate spans kept (its
+    text is the one the placeholders were put back into); `total` (a ConstraintReport) adds up what forcing did."""
+    from dataclasses import replace
+
+    from nmt_desktop.core.decoding.results import Translation
+    from nmt_desktop.core.documents.translate_document import translate_lines
+
+    result = translate_lines(translator, texts, cfg, options)
+    for name in ("asked", "met", "forced", "missing", "repairs"):
+        setattr(total, name, getattr(total, name) + getattr(result.report, name))
+    out = []
+    for text, block in zip(texts, result.blocks):
+        translation = Translation.joined(text, block.sentences)
+        best = replace(translation.best, text=block.target)
+        out.append(replace(translation, nbest=[best, *translation.nbest[1:]]))
+    return out
 
 
 def _alignment(translator: Any, translation: Any, method: Any) -> str | None:
@@ -222,6 +246,14 @@ def run(args: argparse.Namespace) -> int:
         method = align_method(translator, args.align_reading, args.align_layer and ("--align-layer", args.align_layer),
                               decision=args.align_method, threshold=args.align_threshold)
     options: dict[str, Any] = {}
+    if args.glossary or args.dnt:
+        for flag, value in (("--prefix", args.prefix), ("--ablate", args.ablate), ("--align", args.align),
+                            ("--attention-out", args.attention_out)):
+            if value:
+                raise UsageError(f"{flag} cannot be combined with --glossary or --dnt")
+        from nmt_desktop.core.documents.constraints import ConstraintReport
+
+        options["document"], options["report"] = document_options(args), ConstraintReport()
     if args.prefix is not None:
         options["prefix_text"] = fix_arg(args.prefix)
     if args.ablate:
@@ -273,5 +305,7 @@ def run(args: argparse.Namespace) -> int:
         print_warning(f"{other_language - LANGUAGE_WARNINGS} more {what}s look like another language than the model's")
     if attention_out is not None:
         _save_npz(attention_out, arrays)
+    if "document" in options:
+        print(f"{PROG}: {glossary_summary(options['report'])}", file=sys.stderr)
     return 1 if failures else 0
 

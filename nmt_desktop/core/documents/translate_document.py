@@ -257,3 +257,22 @@ def save_translation(result: DocumentTranslation, out: str | Path) -> Path:
         if os.path.exists(temporary):
             os.unlink(temporary)
     return out
+
+
+@dataclass
+class _Lines:
+    """Lines of plain text as a document of one-run blocks (`translate --glossary/--dnt`); never saved."""
+    blocks: list[Block]
+    path: Path = Path("<lines>")
+
+    def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
+        raise DocumentError("lines of text are printed, not saved")
+
+
+def translate_lines(translator: "Translator", lines: Sequence[str], cfg: DecodeConfig | None = None,
+                    options: DocumentOptions | None = None) -> DocumentTranslation:
+    """Each line translated with the glossary and do-not-translate spans of `options` (a block each)."""
+    from nmt_desktop.core.documents.blocks import Run
+
+    return translate_document(translator, _Lines([Block([Run(line)], f"line {n}") for n, line in enumerate(lines, 1)]),
+                              cfg, options)
