@@ -136,7 +136,7 @@ def _read_tbx(data: bytes, name: str) -> list[Term]:
         raise DocumentError(f"the glossary {name} uses XML entities, which the app does not expand")
     terms = []
     for entry in root.iter("{*}termEntry", "{*}conceptEntry"):
-        note = " ".join(" ".join(n.itertext()).split() for n in entry.iterchildren("{*}note", "{*}descrip"))
+        note = " ".join(" ".join("".join(n.itertext()).split()) for n in entry.iterchildren("{*}note", "{*}descrip"))
         languages = []
         for lang_set in entry.iterchildren("{*}langSet", "{*}langSec"):
             found = next(lang_set.iter("{*}term"), None)

@@ -11,6 +11,7 @@ counts survive, and every target word lands in exactly one run, so no text is lo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -107,21 +108,43 @@ def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | No
     return spans[::-1]
 
 
+def split_punctuation(words: Sequence[str]) -> tuple[list[str], list[bool], list[int]]:
+    """Whitespace words cut into leading punctuation, the word, and trailing punctuation, so that a full
+    stop or a quote after a bold word stays plain: (parts, glued: no space before the part, the word each
+    part came from)."""
+    parts, glued, owner = [], [], []
+    for w, word in enumerate(words):
+        m = _PUNCTUATION.fullmatch(word)
+        pieces = [p for p in m.groups() if p] if m and m.group(2) else [word]
+        for k, piece in enumerate(pieces):
+            parts.append(piece)
+            glued.append(k > 0)
+            owner.append(w)
+    return parts, glued, owner
+
+
+_PUNCTUATION = re.compile(r"([\"'“‘«¿¡(\[]*)(.*?)([\"'”’».,;:!?…)\]]*)", re.S)
+
+
 def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: Sequence[str], evidence: np.ndarray,
              links: Sequence[tuple[int, int]], fixed: dict[int, int], lead: str = "", trail: str = "") -> TranslatedBlock:
-    """The translated block: every run once, in target order, with its stretch of `target_words` (joined
-    by spaces; the space between two stretches goes with the plain one). lead/trail: the block's own
-    leading and trailing white space, kept."""
+    """The translated block: every run once, in target order, with its stretch of `target_words` (the
+    space between two stretches goes with the plain one; punctuation around a word goes with plain text
+    when the word is formatted). lead/trail: the block's own leading and trailing white space, kept."""
     if len(target_words) > MAX_WORDS:  # too long to cut optimally: by position only
         evidence = np.zeros((len(target_words), len(source_runs)))
         links = [(round(j * len(source_runs) / len(target_words)), j) for j in range(len(target_words))
                  if source_runs]
-    labels = target_labels(runs, source_runs, evidence, links, fixed)
+    parts, glued, owner = split_punctuation(target_words)
+    word_labels = target_labels(runs, source_runs, evidence, links, fixed)
+    labels = [word_labels[w] if not _is_punctuation(p) or w in fixed else None for p, w in zip(parts, owner)]
     order = run_order(runs, labels)
     spans = cut(order, runs, labels)
-    texts = [" ".join(target_words[s:e]) for s, e in spans]
+    texts = ["".join(("" if glued[j] or j == s else " ") + parts[j] for j in range(s, e)) for s, e in spans]
     filled = [i for i, text in enumerate(texts) if text]
     for a, b in zip(filled, filled[1:]):  # the space between two stretches: on the plain side
+        if glued[spans[b][0]]:
+            continue
         if runs[order[a]].formatted and not runs[order[b]].formatted:
             texts[b] = " " + texts[b]
         else:
@@ -132,3 +155,7 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
     elif texts:
         texts[0] = lead + trail
     return [TranslatedRun(r, text) for r, text in zip(order, texts)]
+
+
+def _is_punctuation(part: str) -> bool:
+    return not any(ch.isalnum() for ch in part)

@@ -13,9 +13,9 @@ and numbering are copied as they were.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import docx
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
@@ -86,6 +86,14 @@ def _blob_part(label: str, part: Part) -> _Part:
         part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
     return _Part(label, part, root, finish)
+
+
+def _has_core_properties(package: object) -> bool:
+    try:
+        package.part_related_by(RT.CORE_PROPERTIES)
+    except KeyError:
+        return False
+    return True
 
 
 def _in_fallback(element: etree._Element) -> bool:
@@ -166,16 +174,25 @@ class _Reader:
     code_styles: set[str] = field(default_factory=set)
 
     def read(self) -> None:
-        names = {s.get(w("styleId")): (s.find(w("name")).get(w("val")) if s.find(w("name")) is not None else "")
-                 for s in self.document.styles.element.iter(w("style"))}
-        self.code_styles = {sid for sid, name in names.items() if sid and CODE_STYLE.search(f"{sid} {name}")}
+        # Parts are looked up, not asked for: python-docx adds default styles and core properties parts
+        # to a package that has none when they are asked for.
+        main = self.document.part
+        for styles in (rel.target_part for rel in main.rels.values() if rel.reltype == RT.STYLES):
+            for style in _blob_part("styles", styles).root.iter(w("style")):
+                sid, name = style.get(w("styleId")) or "", style.find(w("name"))
+                if sid and CODE_STYLE.search(f"{sid} {name.get(w('val')) if name is not None else ''}"):
+                    self.code_styles.add(sid)
+        if _has_core_properties(main.package):
+            self._read_core_properties()
+        for part in _xml_parts(self.document):
+            self._read_part(part)
+
+    def _read_core_properties(self) -> None:
         props = self.document.core_properties
         for name in ("title", "subject"):
             if getattr(props, name).strip():
                 self._add([Run(getattr(props, name))], f"document {name}",
                           lambda t, name=name: setattr(props, name, "".join(r.text for r in t)))
-        for part in _xml_parts(self.document):
-            self._read_part(part)
 
     def _add(self, runs: list[Run], where: str, writer: Writer, verbatim: bool = False) -> None:
         self.blocks.append(Block(runs, where, verbatim))

@@ -9,8 +9,8 @@ its hyperlink (the "unit"); when a translation splits a unit's runs apart, only 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from lxml import etree
 

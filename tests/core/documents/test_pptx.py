@@ -1,0 +1,153 @@
+"""The .pptx adapter: a presentation using every feature, round-tripped through the fake translation."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pptx
+import pytest
+from lxml import etree
+from PIL import Image
+from pptx.oxml import parse_xml
+from pptx.util import Inches
+
+from nmt_desktop.core.documents.blocks import DocumentError, untranslated
+from nmt_desktop.core.documents.formats import pptx as pptx_format
+from tests.core.documents.fake_translation import MARK, fake_translate_all
+
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+URL = "https://example.com/results"
+VERBATIM = {"x = 1", "2"}  # inline code and a slide number field's text
+
+
+def a(tag: str) -> str:
+    return f"{{{A}}}{tag}"
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (4, 3), (30, 200, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    prs = pptx.Presentation()
+    prs.core_properties.title = "Quarterly review"
+    prs.core_properties.subject = "Sales"
+    first = prs.slides.add_slide(prs.slide_layouts[0])
+    first.shapes.title.text = "Welcome"
+    body = first.placeholders[1].text_frame.paragraphs[0]
+    body.add_run().text = "Results "
+    bold = body.add_run()
+    bold.text = "grew"
+    bold.font.bold = True
+    body.add_run().text = " fast, "
+    link = body.add_run()
+    link.text = "see the site"
+    link.hyperlink.address = URL
+    body.add_line_break()
+    code = body.add_run()
+    code.text = "x = 1"
+    code.font.name = "Consolas"
+    body._p.append(parse_xml(f'<a:fld xmlns:a="{A}" id="{{B6F15528-21DE-4FAA-801E-634DDDAF4B2B}}" '
+                             'type="slidenum"><a:t>2</a:t></a:fld>'))
+    second = prs.slides.add_slide(prs.slide_layouts[5])
+    second.shapes.title.text = "Details"
+    table = second.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1)).table
+    for (row, col), text in {(0, 0): "Region", (0, 1): "Total", (1, 0): "North", (1, 1): "12"}.items():
+        table.cell(row, col).text = text
+    group = second.shapes.add_group_shape()
+    group.shapes.add_textbox(Inches(1), Inches(4), Inches(2), Inches(1)).text_frame.text = "Grouped one"
+    group.shapes.add_textbox(Inches(3), Inches(4), Inches(2), Inches(1)).text_frame.text = "Grouped two"
+    picture = second.shapes.add_picture(io.BytesIO(_png()), Inches(6), Inches(4))
+    picture._element.nvPicPr.cNvPr.set("descr", "A green square")
+    second.notes_slide.notes_text_frame.text = "Speaker notes here"
+    path = tmp_path / "deck.pptx"
+    prs.save(str(path))
+    return path
+
+
+def _parts(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _translatable(parts: dict[str, bytes]) -> list[str]:
+    return [n for n in parts if n.startswith(("ppt/slides/slide", "ppt/notesSlides/")) and n.endswith(".xml")]
+
+
+def _counts(parts: dict[str, bytes]) -> dict[str, dict[str, int]]:
+    tags = [a(t) for t in ("p", "r", "br", "fld", "tbl", "tc", "b", "hlinkClick")] + [
+        f"{{http://schemas.openxmlformats.org/presentationml/2006/main}}{t}" for t in ("sp", "grpSp", "pic")]
+    return {name: {tag: sum(1 for _ in etree.fromstring(parts[name]).iter(tag)) for tag in tags}
+            for name in _translatable(parts)}
+
+
+def test_blocks_cover_every_piece_of_text(source: Path) -> None:
+    blocks = pptx_format.open_document(source).blocks
+    texts = [block.text for block in blocks]
+    for expected in ("Quarterly review", "Sales", "Welcome", "Details", "Region", "12", "Grouped two",
+                     "A green square", "Speaker notes here"):
+        assert expected in texts
+    body = next(b for b in blocks if b.text.startswith("Results"))
+    assert body.text == "Results grew fast, see the site\nx = 1"  # the field is left out
+    assert [r.text for r in body.runs if r.verbatim] == ["\n", "x = 1"]
+    assert next(r for r in body.runs if r.text == "see the site").style[:2] == ("link", URL)
+
+
+def test_round_trip_translates_every_text_and_keeps_the_rest(source: Path, tmp_path: Path) -> None:
+    before = source.read_bytes()
+    out = tmp_path / "out.pptx"
+    document = pptx_format.open_document(source)
+    document.save(out, fake_translate_all(document.blocks))
+    assert source.read_bytes() == before
+    old, new = _parts(source), _parts(out)
+    assert sorted(old) == sorted(new)
+    assert _counts(old) == _counts(new)
+    for name in old:
+        if name.startswith("ppt/media/") or name.endswith(".rels") or "slideLayout" in name or "Master" in name:
+            assert old[name] == new[name], name
+    for name in _translatable(new):
+        for node in etree.fromstring(new[name]).iter(a("t")):
+            text = node.text or ""
+            assert not text.strip() or text.startswith(MARK) or text in VERBATIM, (name, text)
+    reopened = pptx.Presentation(str(out))
+    assert len(reopened.slides) == 2
+    assert reopened.core_properties.title == MARK + "QUARTERLY REVIEW"
+    body = reopened.slides[0].placeholders[1].text_frame.paragraphs[0]
+    assert [r.text for r in body.runs] == ["x = 1", MARK + "SEE THE SITE", MARK + " FAST, ", MARK + "GREW",
+                                           MARK + "RESULTS "]
+    runs = {r.text: r for r in body.runs}
+    assert runs[MARK + "GREW"].font.bold is True and runs[MARK + "RESULTS "].font.bold is None
+    assert runs[MARK + "SEE THE SITE"].hyperlink.address == URL
+    assert runs["x = 1"].font.name == "Consolas"
+    children = [c.tag.split("}")[1] for c in body._p if c.tag != a("pPr")]
+    assert children == ["r", "br", "r", "r", "r", "r", "fld"]  # the break moved with its words, the field stayed
+    second = reopened.slides[1]
+    table = next(s for s in second.shapes if s.has_table).table
+    assert table.cell(1, 1).text == MARK + "12"
+    group = next(s for s in second.shapes if s.shape_type == pptx.enum.shapes.MSO_SHAPE_TYPE.GROUP)
+    assert [s.text_frame.text for s in group.shapes] == [MARK + "GROUPED ONE", MARK + "GROUPED TWO"]
+    picture = next(s for s in second.shapes if s.shape_type == pptx.enum.shapes.MSO_SHAPE_TYPE.PICTURE)
+    assert picture._element.nvPicPr.cNvPr.get("descr") == MARK + "A GREEN SQUARE"
+    assert second.notes_slide.notes_text_frame.text == MARK + "SPEAKER NOTES HERE"
+
+
+def test_untranslated_save_gives_the_source_texts(source: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(source)
+    out = tmp_path / "same.pptx"
+    document.save(out, [untranslated(block) for block in document.blocks])
+    old, new = _parts(source), _parts(out)
+    for name in _translatable(old):
+        assert old[name] == new[name], name
+
+
+def test_a_zip_that_is_not_a_presentation_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "broken.pptx"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("hello.txt", "not a presentation")
+    with pytest.raises(DocumentError, match="broken.pptx cannot be read as a PowerPoint presentation"):
+        pptx_format.open_document(path)
