@@ -8,7 +8,8 @@ both. A bad line is one sentence naming the file and line.
 `find_terms` finds the glossary's source terms in a sentence as whole words, case-insensitively, in
 inflected forms too: each word of the term may carry one of the common English, German and French
 endings ("server" matches "servers", "policy" matches "policies", "Haus" matches "Hauses"). Longer terms
-win over shorter ones they overlap ("power supply" before "power"). Forcing the target term into the
+win over shorter ones they overlap ("power supply" before "power"), and an entry written as the sentence
+has it over one that needs an ending ("books" before "book"). Forcing the target term into the
 translation is constraints.py's job.
 """
 
@@ -177,10 +178,12 @@ def find_terms(sentence: str, terms: Sequence[Term]) -> list[TermMatch]:
             continue
         for i in range(len(words) - len(parts) + 1):
             if all(_word_matches(p, words[i + k][2]) for k, p in enumerate(parts)):
-                candidates.append(TermMatch(words[i][0], words[i + len(parts) - 1][1], term))
-    candidates.sort(key=lambda m: (-(m.end - m.start), m.start))
+                exact = all(p.casefold() == words[i + k][2].casefold() for k, p in enumerate(parts))
+                candidates.append((not exact, TermMatch(words[i][0], words[i + len(parts) - 1][1], term)))
+    # longest first; of equal spans, the term written as in the sentence ("books" over "book" + ending)
+    candidates.sort(key=lambda c: (-(c[1].end - c[1].start), c[0], c[1].start))
     chosen: list[TermMatch] = []
-    for match in candidates:
+    for _inexact, match in candidates:
         if all(match.end <= c.start or match.start >= c.end for c in chosen):
             chosen.append(match)
     return sorted(chosen, key=lambda m: m.start)

@@ -1,9 +1,9 @@
 """HTML pages (.html, .htm) through lxml.html; `html_slots` is also epub.py's reader for XHTML chapters.
 
 Every block-level element's inline content is a block (a div's or li's text between nested blocks is
-cut at them); b/i/a/span... are runs' styles; code/kbd/samp/var are verbatim runs and <pre> a verbatim
-block; alt, title, placeholder and the meta description are blocks of their own. script/style are
-never read. The file is written in the encoding it declared, with its doctype.
+cut at them); b/i/a/span... are runs' styles; code/kbd/samp/var and EPUB note references are verbatim
+runs, <pre> a verbatim block; alt, title, placeholder and the meta description are blocks of their own.
+script/style are never read. The file is written in the encoding it declared, with its doctype.
 """
 
 from __future__ import annotations
@@ -17,15 +17,24 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run
 from nmt_desktop.core.documents.formats.inline_tree import InlineRules, Kind, spans_of
-from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument, attr_slot, span_slot
+from nmt_desktop.core.documents.formats.xml_parts import (
+    Loaded,
+    Slot,
+    SlotDocument,
+    attr_slot,
+    span_slot,
+)
 
-BLOCKS = frozenset("""html head body title address article aside blockquote details dialog dd div dl dt
-    fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr li main nav ol p section
-    table thead tbody tfoot tr td th caption ul summary button label select optgroup option datalist
-    legend menu center noscript""".split())
-SKIPPED = frozenset("script style template svg math iframe object canvas textarea".split())  # never read
-VERBATIM = frozenset("code kbd samp var tt".split())
+BLOCKS = frozenset({
+    "html", "head", "body", "title", "address", "article", "aside", "blockquote", "details", "dialog", "dd",
+    "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+    "h6", "header", "hgroup", "hr", "li", "main", "nav", "ol", "p", "section", "table", "thead", "tbody",
+    "tfoot", "tr", "td", "th", "caption", "ul", "summary", "button", "label", "select", "optgroup",
+    "option", "datalist", "legend", "menu", "center", "noscript"})
+SKIPPED = frozenset({"script", "style", "template", "svg", "math", "iframe", "object", "canvas", "textarea"})
+VERBATIM = frozenset(["code", "kbd", "samp", "var", "tt"])
 ATTRIBUTES = ("alt", "title", "placeholder")
+EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 
 
 def local(el: etree._Element) -> str:
@@ -35,7 +44,7 @@ def local(el: etree._Element) -> str:
 
 def _kind(el: etree._Element) -> Kind:
     name = local(el)
-    if name in VERBATIM:
+    if name in VERBATIM or "noteref" in (el.get(EPUB_TYPE) or "").split():  # a note's number
         return "verbatim"
     if name in SKIPPED or name in BLOCKS or name == "pre":
         return "atom"  # a block inside an inline element (an <a> around a <div>) moves whole
@@ -122,8 +131,10 @@ def _load(path: Path) -> Loaded:
         raise DocumentError(f"{path.name} is an empty HTML page")
     tree = root.getroottree()
 
+    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+
     def serialise(target: Path) -> None:
-        target.write_bytes(etree.tostring(tree, method="html", encoding=encoding))
+        target.write_bytes(bom + etree.tostring(tree, method="html", encoding=encoding))
 
     return html_slots(root), serialise
 

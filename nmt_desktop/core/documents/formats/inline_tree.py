@@ -11,12 +11,18 @@ block inside them (a footnote's paragraph) keeps its identity for its own write.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Literal, Sequence
+from typing import Literal
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, Run, TranslatedRun, check_translated
+from nmt_desktop.core.documents.blocks import (
+    Block,
+    Run,
+    TranslatedRun,
+    check_translated,
+)
 
 Element = etree._Element
 Kind = Literal["chain", "verbatim", "atom", "chars"]

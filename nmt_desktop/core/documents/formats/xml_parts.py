@@ -4,14 +4,21 @@ by member (only the parts holding text are re-serialised; every other member is 
 
 from __future__ import annotations
 
+import re
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, check_translated
+from nmt_desktop.core.documents.blocks import (
+    Block,
+    DocumentError,
+    Run,
+    TranslatedBlock,
+    check_translated,
+)
 from nmt_desktop.core.documents.formats.inline_tree import InlineSpan
 
 
@@ -81,11 +88,17 @@ def parse_xml(data: bytes, name: str) -> etree._ElementTree:
         raise DocumentError(f"{name} is not well-formed XML ({e.msg})") from None
 
 
+_DECLARATION = re.compile(rb"\s*<\?xml[^>]*\?>\s*")
+
+
 def serialise_xml(tree: etree._ElementTree, original: bytes) -> bytes:
-    """The tree with the source's XML declaration (or none), encoding, standalone flag and doctype."""
-    return etree.tostring(tree, encoding=tree.docinfo.encoding or "UTF-8",
-                          xml_declaration=original.lstrip().startswith(b"<?xml"),
-                          standalone=tree.docinfo.standalone)
+    """The tree in the source's encoding, after the source's own XML declaration (or none) and doctype."""
+    encoding = tree.docinfo.encoding or "UTF-8"
+    declared = _DECLARATION.match(original)
+    if declared is None and original.lstrip().startswith(b"<?xml"):  # not ASCII-compatible (UTF-16)
+        return etree.tostring(tree, encoding=encoding, xml_declaration=True)
+    body = etree.tostring(tree, encoding=encoding, xml_declaration=False)
+    return (declared.group(0) if declared else b"") + body
 
 
 def read_zip(path: Path, what: str) -> dict[str, bytes]:

@@ -1,0 +1,173 @@
+"""HTML adapter: a page with every feature, round-tripped through the fake (run-reversing) translation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lxml.html
+import pytest
+from lxml import etree
+
+from nmt_desktop.core.documents.blocks import DocumentError, untranslated
+from nmt_desktop.core.documents.formats.html import open_document
+from tests.core.documents.fake_translation import MARK, fake_translate_all
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>The test page</title>
+<meta name="description" content="A page about testing">
+<style>p { color: red }</style><script>var s = "<p>not text</p>";</script></head>
+<body>
+<h1 title="main heading">Welcome home</h1>
+<p>Start with a <b>bold word</b> and <i>an italic phrase</i> mid-sentence, see <a href="https://example.org/a">the
+link</a>, run <code>make all</code> now.<br>Second line <img src="x.png" alt="a red square"> done.</p>
+<pre><code>def f():
+    return 1</code></pre>
+<div>Loose div text <p>a nested paragraph</p> more loose text</div>
+<ul><li>first item <ul><li>nested item</li></ul></li><li>second <strong>strong</strong> item</li></ul>
+<table><caption>Prices</caption><tr><th>Fruit</th><th>Cost</th></tr>
+<tr><td>apple <em>green</em></td><td>cheap</td></tr></table>
+<dl><dt>term</dt><dd>definition of <abbr title="HyperText Markup Language">HTML</abbr></dd></dl>
+<figure><img src="y.png" alt="a chart"><figcaption>A chart caption</figcaption></figure>
+<blockquote>A quoted text</blockquote>
+<form><label>Your name</label><input placeholder="type here"><button>Send it</button>
+<select><option>Option one</option></select></form>
+<details><summary>More info</summary><p>hidden text</p></details>
+<p>Press <kbd>Ctrl</kbd> to <a href="/b"><b>go</b> there</a>.</p>
+</body></html>
+"""
+
+SKIP = {"script", "style", "pre", "code", "kbd", "samp", "var"}
+
+
+def text_nodes(root: etree._Element) -> list[tuple[etree._Element, str]]:
+    """(owning element, text) for every text node outside script/style/code."""
+    out = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        if el.text and not any(a.tag in SKIP for a in (el, *el.iterancestors())):
+            out.append((el, el.text))
+        parent = el.getparent()
+        if el.tail and parent is not None and not any(a.tag in SKIP for a in (parent, *parent.iterancestors())):
+            out.append((parent, el.tail))
+    return out
+
+
+def load(path: Path) -> etree._Element:
+    return lxml.html.fromstring(path.read_bytes())
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    path = tmp_path / "page.html"
+    path.write_bytes(PAGE.encode("utf-8"))
+    return path
+
+
+def test_round_trip_translates_every_text_and_keeps_structure(page: Path, tmp_path: Path) -> None:
+    doc = open_document(page)
+    out = tmp_path / "out.html"
+    doc.save(out, fake_translate_all(doc.blocks))
+    assert page.read_bytes() == PAGE.encode("utf-8")  # the input is never touched
+    src, dst = load(page), load(out)
+    for tag in ("p", "li", "td", "th", "tr", "table", "h1", "ul", "img", "br", "a", "b", "i", "code", "pre",
+                "option", "dd", "dt", "figcaption", "caption", "label", "button", "summary", "div"):
+        assert len(src.findall(f".//{tag}")) == len(dst.findall(f".//{tag}")), tag
+    nodes = [(el.tag, t) for el, t in text_nodes(dst) if t.strip()]
+    assert nodes and all(t.startswith(MARK) for _, t in nodes), [n for n in nodes if not n[1].startswith(MARK)]
+    # runs move (the fake reverses them) but stay in their formatting
+    assert dst.find(".//b").text == MARK + "BOLD WORD"
+    assert dst.find(".//i").text == MARK + "AN ITALIC PHRASE"
+    assert dst.find(".//p").text.startswith(MARK + " DONE.")
+    first_p = dst.find(".//p")
+    assert [c.tag for c in first_p] == ["img", "br", "code", "a", "i", "b"]
+    assert [a.get("href") for a in dst.iter("a")] == [a.get("href") for a in src.iter("a")]
+    nested = dst.findall(".//a")[1]
+    assert nested.text == MARK + " THERE" and nested.find("b").text == MARK + "GO"  # one link around both
+    # verbatim: code block, inline code, kbd; never read: script, style
+    for tag in ("pre", "code", "kbd", "script", "style"):
+        assert [etree.tostring(e, with_tail=False) for e in src.iter(tag)] == [
+            etree.tostring(e, with_tail=False) for e in dst.iter(tag)]
+    # attribute texts
+    assert [i.get("alt") for i in dst.iter("img")] == [MARK + "A RED SQUARE", MARK + "A CHART"]
+    assert [i.get("src") for i in dst.iter("img")] == ["x.png", "y.png"]
+    assert dst.find(".//h1").get("title") == MARK + "MAIN HEADING"
+    assert dst.find(".//abbr").get("title") == MARK + "HYPERTEXT MARKUP LANGUAGE"  # on a re-created element
+    assert dst.find(".//input").get("placeholder") == MARK + "TYPE HERE"
+    assert dst.find(".//meta[@name='description']").get("content") == MARK + "A PAGE ABOUT TESTING"
+    assert dst.find(".//title").text == MARK + "THE TEST PAGE"
+    # the div's direct text is translated around its nested paragraph, which stays in place
+    div = dst.find(".//div")
+    assert div.text == MARK + "LOOSE DIV TEXT " and div[0].tag == "p" and div[0].tail == MARK + " MORE LOOSE TEXT"
+    raw = out.read_bytes()
+    assert raw.startswith(b"<!DOCTYPE html>") and b'<meta charset="utf-8">' in raw
+
+
+def test_blocks_cover_the_page(page: Path) -> None:
+    doc = open_document(page)
+    texts = [b.text for b in doc.blocks]
+    for expected in ("The test page", "A page about testing", "main heading", "Welcome home", "Loose div text ",
+                     "nested item", "Prices", "Option one", "Your name", "Send it", "More info", "a red square"):
+        assert expected in texts, expected
+    assert not any("not text" in t or "color" in t for t in texts)
+    code = [b for b in doc.blocks if b.verbatim]
+    assert [b.text for b in code] == ["def f():\n    return 1"]
+    first = next(b for b in doc.blocks if b.text.startswith("Start"))
+    assert [r.style for r in first.runs if r.text == "bold word"] == [(("b", ()),)]
+    assert [r.verbatim for r in first.runs if r.text == "make all"] == [True]
+
+
+def test_untranslated_round_trip_keeps_the_text(page: Path, tmp_path: Path) -> None:
+    doc = open_document(page)
+    out = tmp_path / "same.html"
+    doc.save(out, [untranslated(b) for b in doc.blocks])
+    again = open_document(out)
+    assert [b.text for b in again.blocks] == [b.text for b in doc.blocks]
+    assert load(out).text_content() == load(page).text_content()
+    doc.save(tmp_path / "twice.html", fake_translate_all(doc.blocks))  # a document saves more than once
+    assert (tmp_path / "twice.html").read_bytes() != out.read_bytes()
+
+
+def test_declared_charset_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "latin.htm"
+    path.write_bytes('<html><head><meta charset="iso-8859-1"></head><body><p>café <b>crème</b></p></body></html>'
+                     .encode("iso-8859-1"))
+    doc = open_document(path)
+    assert [b.text for b in doc.blocks] == ["café crème"]
+    doc.save(tmp_path / "out.htm", fake_translate_all(doc.blocks))
+    raw = (tmp_path / "out.htm").read_bytes()
+    assert "ÜT CRÈME".encode("iso-8859-1") in raw and b'charset="iso-8859-1"' in raw
+
+
+def test_utf8_bom_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "bom.html"
+    path.write_bytes(b"\xef\xbb\xbf<!DOCTYPE html><html><body><p>caf\xc3\xa9</p></body></html>")
+    doc = open_document(path)
+    assert [b.text for b in doc.blocks] == ["café"]
+    doc.save(tmp_path / "out.html", fake_translate_all(doc.blocks))
+    assert (tmp_path / "out.html").read_bytes().startswith(b"\xef\xbb\xbf<!DOCTYPE html>")
+    assert "ÜT CAFÉ".encode() in (tmp_path / "out.html").read_bytes()
+
+
+def test_undeclared_non_utf8_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "bad.html"
+    path.write_bytes("<p>café</p>".encode("cp1252"))
+    with pytest.raises(DocumentError, match=r"bad\.html is not UTF-8 and declares no") as err:
+        open_document(path)
+    assert str(err.value).count(". ") == 0
+
+
+def test_wrong_translation_shape_is_refused(page: Path, tmp_path: Path) -> None:
+    doc = open_document(page)
+    bad = fake_translate_all(doc.blocks)
+    bad[3] = bad[3][1:]
+    with pytest.raises(DocumentError, match="runs once"):
+        doc.save(tmp_path / "x.html", bad)
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_opened_through_the_registry(page: Path) -> None:
+    from nmt_desktop.core.documents import formats
+
+    doc = formats.open_document(page)  # the safety checks pass a well-formed file through to this module
+    assert [b.text for b in doc.blocks] == [b.text for b in open_document(page).blocks]
