@@ -23,7 +23,7 @@ from docx.opc.part import Part, XmlPart
 from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, check_translated
-from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, style_key, write_runs
+from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, clipped_property, is_monospace, style_key, write_runs
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
@@ -192,7 +192,7 @@ class _Reader:
         for name in ("title", "subject"):
             if getattr(props, name).strip():
                 self._add([Run(getattr(props, name))], f"document {name}",
-                          lambda t, name=name: setattr(props, name, "".join(r.text for r in t)))
+                          lambda t, name=name: setattr(props, name, clipped_property("".join(r.text for r in t))))
 
     def _add(self, runs: list[Run], where: str, writer: Writer, verbatim: bool = False) -> None:
         self.blocks.append(Block(runs, where, verbatim))

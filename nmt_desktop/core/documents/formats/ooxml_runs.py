@@ -87,3 +87,12 @@ def write_runs(slots: Sequence[RunSlot], translated: Sequence[TranslatedRun],
         if len(members) > 1:
             permute([slots[i].run for i in members], [members.index(i) for i in order if unit_of[i] == u])
     return True
+
+
+CORE_PROPERTY_LIMIT = 255  # python-docx and python-pptx refuse longer core properties (title, subject)
+
+
+def clipped_property(text: str) -> str:
+    """A translated core property within the 255 characters the libraries accept (a runaway translation
+    of a title must not stop the whole document from saving)."""
+    return text if len(text) <= CORE_PROPERTY_LIMIT else text[: CORE_PROPERTY_LIMIT - 1] + "…"

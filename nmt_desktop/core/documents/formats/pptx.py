@@ -21,7 +21,7 @@ from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 from pptx.opc.package import Part
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, check_translated
-from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, style_key, write_runs
+from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, clipped_property, is_monospace, style_key, write_runs
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 P_CNVPR = "{http://schemas.openxmlformats.org/presentationml/2006/main}cNvPr"
@@ -61,7 +61,7 @@ class _Reader:
         for name in ("title", "subject") if props is not None else ():
             if (getattr(props, name) or "").strip():
                 self._add([Run(getattr(props, name))], f"presentation {name}",
-                          lambda t, name=name: setattr(props, name, "".join(r.text for r in t)))
+                          lambda t, name=name: setattr(props, name, clipped_property("".join(r.text for r in t))))
         for number, slide in enumerate(self.presentation.slides, 1):
             self._read_part(f"slide {number}", slide.part)
             if slide.has_notes_slide:

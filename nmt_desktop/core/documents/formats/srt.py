@@ -12,19 +12,26 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import srt
 
-from nmt_desktop.core.documents.blocks import (Block, DocumentError, Run, TranslatedBlock, check_translated,
-                                               untranslated)
+from nmt_desktop.core.documents.blocks import (
+    Block,
+    DocumentError,
+    Run,
+    TranslatedBlock,
+    check_translated,
+    untranslated,
+)
 from nmt_desktop.core.documents.safety import read_text
 
 LINE_WIDTH = 42  # characters a subtitle line holds (the common broadcast guideline)
 MAX_LINES = 2
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)([.\s][^>]*)?>|<[^>]*>")
+_HIDDEN = re.compile(r"<[^>]*>|&(?:#\d+|#x[0-9a-fA-F]+|\w+);")  # a tag shows nothing, a reference one character
 _POSITION = re.compile(r"^(?:\{\\[^}]*\})+")
 
 Style = tuple[tuple[str, str], ...]  # the open tags, outermost first: (name, opening tag as written)
@@ -55,7 +62,15 @@ def cue_runs(text: str, unescape: bool = False) -> list[Run]:
         else:
             chain.append((name, match.group()))
     add(text[position:])
-    return runs
+    merged: list[Run] = []  # "<i>A single</i>\n<i>italic cue</i>" is one italic run
+    for run in runs:
+        if (len(merged) >= 2 and not run.verbatim and not merged[-2].verbatim and run.style == merged[-2].style
+                and not merged[-1].verbatim and not merged[-1].text.strip()):
+            space = merged.pop()
+            merged[-1] = Run(merged[-1].text + space.text + run.text, run.style)
+        else:
+            merged.append(run)
+    return merged
 
 
 def cue_markup(block: Block, translated: TranslatedBlock, escape: bool = False) -> str:
@@ -75,7 +90,8 @@ def cue_markup(block: Block, translated: TranslatedBlock, escape: bool = False) 
         text = run.text if run.verbatim else " ".join(item.text.split("\n"))
         out.append(html.escape(text, quote=False) if escape and not run.verbatim else text)
     out.extend(f"</{name}>" for name, _ in reversed(open_))
-    return re.sub(r" {2,}", " ", "".join(out)).strip()
+    text = re.sub(r" {2,}", " ", "".join(out)).strip()
+    return re.sub(r" +((?:</\w+>)+)$", r"\1", text)  # no space left before the closing tags
 
 
 def wrap(markup: str, width: int = LINE_WIDTH, lines: int = MAX_LINES) -> list[str]:
@@ -84,10 +100,13 @@ def wrap(markup: str, width: int = LINE_WIDTH, lines: int = MAX_LINES) -> list[s
     and no text is ever dropped."""
     visible, where = [], []  # the visible characters and their offsets in markup
     position = 0
-    for match in list(_TAG.finditer(markup)) + [None]:
+    for match in list(_HIDDEN.finditer(markup)) + [None]:
         end = match.start() if match else len(markup)
         visible.extend(markup[position:end])
         where.extend(range(position, end))
+        if match and match.group().startswith("&"):
+            visible.append("&")
+            where.append(match.start())
         position = match.end() if match else position
     text = "".join(visible)
     if len(text.strip()) <= width or lines < 2:
@@ -147,5 +166,6 @@ def open_document(path: Path) -> SubRipDocument:
         position = _POSITION.match(sub.content.lstrip())
         document.positions.append(position.group() if position else "")
         content = sub.content.lstrip()[position.end():] if position else sub.content
-        document.blocks.append(Block(cue_runs(content), where=f"cue {number} ({srt.timedelta_to_srt_timestamp(sub.start)})"))
+        where = f"cue {number} ({srt.timedelta_to_srt_timestamp(sub.start)})"
+        document.blocks.append(Block(cue_runs(content), where=where))
     return document

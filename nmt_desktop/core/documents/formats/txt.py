@@ -8,11 +8,16 @@ the line count never changes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
-from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock, check_translated
+from nmt_desktop.core.documents.blocks import (
+    Block,
+    Run,
+    TranslatedBlock,
+    check_translated,
+)
 from nmt_desktop.core.documents.safety import read_text
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")

@@ -11,10 +11,10 @@ re-wrapped to at most 2 lines of at most 42 characters where the words allow.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Sequence
 
 import webvtt
 from webvtt.errors import MalformedFileError

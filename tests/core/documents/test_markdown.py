@@ -1,0 +1,167 @@
+"""Markdown adapter: a file with every feature round-tripped through the fake (run-reversing) translation
+and through `untranslated` (which gives back the original bytes)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from nmt_desktop.core.documents.blocks import Block, TranslatedRun, untranslated
+from nmt_desktop.core.documents.formats import open_document
+from tests.core.documents.fake_translation import MARK, fake_translate_all
+
+FRONT = "---\ntitle: Front **matter**\n---\n"
+FENCE = "```python\ndef f(x):\n    return x * 2  # **not** bold\n```\n"
+SOURCE = FRONT + """
+# Title with *emphasis* ##
+
+Some **bold** word mid-sentence and _italic_ text with [a link](https://example.org/a "The title")
+and `inline code`, ~~struck~~ words, <https://auto.example> and ``a ` tick``.
+An image ![a red square](img/red.png 'Red') ends it.
+
+Setext heading
+==============
+
+- item with __strong__
+  continued on a second line
+- second item with a [reference link][ref]
+  1. nested numbered item
+
+> A quoted *paragraph*
+> over two lines.
+
+| Fruit | Cost \\| each |
+|-------|-------------|
+| apple | `1.00`      |
+|       | cheap       |
+
+""" + FENCE + """
+    indented code stays
+
+<div class="note">an html block</div>
+
+[ref]: https://example.org/ref "Ref title"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "doc.md") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def kinds(block: Block) -> Counter:
+    """The markup kinds of a block's runs (strong, em, s, link, code, image)."""
+    return Counter(entry[0] for run in block.runs if isinstance(run.style, tuple) for entry in run.style)
+
+
+def hrefs(text: str) -> list[str]:
+    tokens = MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(text)
+    return sorted(child.attrs.get("href") or child.attrs.get("src") for token in tokens
+                  for child in token.children or [] if child.type in ("link_open", "image"))
+
+
+def test_blocks(tmp_path):
+    document = open_document(write(tmp_path, SOURCE))
+    wheres = [re.sub(r"line \d+ ", "", block.where) for block in document.blocks]
+    assert wheres == ["(heading)", "(paragraph)", "(paragraph), link title", "(paragraph), image title",
+                      "(paragraph), image alt text", "(heading)", "(paragraph)", "(paragraph)",
+                      "(paragraph), link title", "(paragraph)", "(paragraph)", "(table cell)", "(table cell)",
+                      "(table cell)", "(table cell)", "(table cell)", "(fence)", "(code block)", "(html block)"]
+    paragraph = document.blocks[1]
+    assert [(run.text, run.verbatim) for run in paragraph.runs[:4]] == [
+        ("Some ", False), ("bold", False), (" word mid-sentence and ", False), ("italic", False)]
+    assert kinds(paragraph) == Counter(strong=1, em=1, link=1, code=2, s=1, image=1)
+    assert document.blocks[4].text == "a red square"
+    assert document.blocks[12].text == "Cost | each"
+    assert document.blocks[16].verbatim and document.blocks[16].text == FENCE.split("\n", 1)[1][:-4]
+    assert not any("matter" in block.text for block in document.blocks)
+
+
+def test_fake_translation_round_trip(tmp_path):
+    document = open_document(write(tmp_path, SOURCE))
+    out = tmp_path / "out.md"
+    document.save(out, fake_translate_all(document.blocks))
+    text = out.read_text(encoding="utf-8")
+    again = open_document(out)
+    assert len(again.blocks) == len(document.blocks)
+    # a host block's link titles and alt texts follow its links, which the translation reordered
+    assert Counter(re.sub(r"line \d+ ", "", b.where) for b in again.blocks) == \
+        Counter(re.sub(r"line \d+ ", "", b.where) for b in document.blocks)
+    hosts = [(before, after) for before, after in zip(document.blocks, again.blocks) if "," not in before.where]
+    assert len(hosts) == 15
+    for before, after in hosts:
+        assert kinds(before) == kinds(after), after.where
+        if before.verbatim:
+            assert after.text == before.text
+            continue
+        for run in after.runs:  # every text translated, inline code untouched
+            assert run.verbatim or not run.text.strip() or run.text.strip().startswith(MARK.strip()), run
+    assert text.startswith(FRONT) and FENCE in text and "    indented code stays\n" in text
+    assert '<div class="note">an html block</div>\n' in text
+    assert text.endswith('[ref]: https://example.org/ref "Ref title"\n')
+    assert hrefs(text) == hrefs(SOURCE)
+    assert "**ÜT BOLD**" in text and "`inline code`" in text and "``a ` tick``" in text
+    assert '[ÜT A LINK](https://example.org/a "ÜT THE TITLE")' in text
+    assert "![ÜT A RED SQUARE](img/red.png 'ÜT RED')" in text
+    assert "| ÜT FRUIT | ÜT COST \\| EACH |" in text and "| ÜT APPLE | `1.00`      |" in text
+    assert "# *ÜT EMPHASIS*ÜT TITLE WITH ##\n" in text
+    assert "  1. ÜT NESTED NUMBERED ITEM\n" in text and "> ÜT " in text
+    assert "ÜT SETEXT HEADING\n==============\n" in text
+
+
+def test_same_markup_characters_in_order(tmp_path):
+    document = open_document(write(tmp_path, "A __strong__ and _em_ and *star* word.\n"))
+    out = tmp_path / "out.md"
+    german = ["Ein ", "starkes", " und ", "em", " und ", "Stern", " Wort."]
+    order = [0, 5, 2, 1, 4, 3, 6]  # "Ein *Stern* und __starkes__ und _em_ Wort."
+    document.save(out, [[TranslatedRun(i, german[i]) for i in order]])
+    assert out.read_text(encoding="utf-8") == "Ein *Stern* und __starkes__ und _em_ Wort.\n"
+    document.save(out, [[TranslatedRun(i, german[i].strip()) for i in order]])  # `_` inside words: `*`
+    assert out.read_text(encoding="utf-8") == "Ein*Stern*und**starkes**und*em*Wort.\n"
+
+
+def test_untranslated_gives_the_original_bytes(tmp_path):
+    for name, text in (("lf.md", SOURCE), ("crlf.md", SOURCE.replace("\n", "\r\n"))):
+        document = open_document(write(tmp_path, text, name))
+        out = tmp_path / f"out-{name}"
+        document.save(out, [untranslated(block) for block in document.blocks])
+        assert out.read_bytes() == text.encode("utf-8")
+
+
+def test_multi_line_paragraph_is_joined_and_line_ends_kept(tmp_path):
+    text = "Intro line one\nline two\r\n\r\nNext\r\n"
+    document = open_document(write(tmp_path, text))
+    out = tmp_path / "out.md"
+    document.save(out, fake_translate_all(document.blocks))
+    assert out.read_bytes() == "ÜT INTRO LINE ONE LINE TWO\r\n\r\nÜT NEXT\r\n".encode()
+
+
+def test_translated_text_is_escaped(tmp_path):
+    document = open_document(write(tmp_path, "- a *b* c\n"))
+    out = tmp_path / "out.md"
+    document.save(out, [[TranslatedRun(i, text) for i, text in enumerate(["1. x_y ", "[*]", " # <b>"])]])
+    assert out.read_text(encoding="utf-8") == "- 1\\. x\\_y *\\[\\*\\]* # \\<b>\n"
+    assert open_document(out).blocks[0].text == "1. x_y [*] # <b>"
+
+
+def test_awkward_sources(tmp_path):
+    """Lazy lines, nested containers, closing hashes, tables in quotes, link forms: located and rewritten."""
+    cases = {
+        "Lazy\ncontinuation\n> quote\nlazy line\n": "ÜT LAZY CONTINUATION\n> ÜT QUOTE LAZY LINE\n",
+        "- a\n\n  > quote in item\n  > line2\n": "- ÜT A\n\n  > ÜT QUOTE IN ITEM LINE2\n",
+        "## Closing ###   \n": "## ÜT CLOSING ###   \n",
+        "> | a |\n> |---|\n> | b |\n": "> | ÜT A |\n> |---|\n> | ÜT B |\n",
+        '[x](</my url> "t") [y](z (paren title))\n': '[ÜT Y](z (ÜT PAREN TITLE)) [ÜT X](</my url> "ÜT T")\n',
+        "[![img](a.png)](http://b)\n": "[![ÜT IMG](a.png)](http://b)\n",
+        "Title\n---\n": "ÜT TITLE\n---\n",
+    }
+    for number, (source, expected) in enumerate(cases.items()):
+        document = open_document(write(tmp_path, source, f"case{number}.md"))
+        assert not any(block.verbatim for block in document.blocks), source
+        out = tmp_path / f"out{number}.md"
+        document.save(out, fake_translate_all(document.blocks))
+        assert out.read_text(encoding="utf-8") == expected

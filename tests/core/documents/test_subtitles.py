@@ -1,0 +1,155 @@
+"""SubRip and WebVTT adapters: files with every feature round-tripped through the fake (run-reversing)
+translation and `untranslated` (which gives back the original bytes), and the cue re-wrapping."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import srt
+import webvtt
+
+from nmt_desktop.core.documents.blocks import untranslated
+from nmt_desktop.core.documents.formats import open_document
+from nmt_desktop.core.documents.formats.srt import wrap
+from tests.core.documents.fake_translation import MARK, fake_translate_all
+
+SRT = """1
+00:00:01,000 --> 00:00:03,500
+Hello, <i>my friend</i>.
+
+2
+00:00:04,000 --> 00:00:08,250
+This cue has two lines of text that
+<b>together</b> are too long for one line.
+
+3
+00:00:09,000 --> 00:00:10,000 X1:100 X2:200 Y1:10 Y2:50
+{\\an8}<font color="#ffff00">Up here</font> in yellow
+
+4
+00:01:00,000 --> 00:01:02,000
+<i>A single</i>
+<i>italic cue</i>
+
+"""
+
+VTT = """WEBVTT - the test file
+Kind: captions
+
+NOTE a comment
+over two lines
+
+STYLE
+::cue(.yellow) { color: yellow }
+
+intro
+00:00:01.000 --> 00:00:03.500 align:start line:0 position:10%
+<v Roger>Hello <i>there</i> &amp; welcome to a long
+sentence on two lines
+
+NOTE in between
+
+00:00:04.000 --> 00:00:05.000
+<c.yellow>Bye</c> for now
+
+00:00:06.000 --> 00:00:07.000 size:50%
+<v.loud Anna>Short
+"""
+
+TAGS = re.compile(r"<[^>]*>|\{\\[^}]*\}")
+
+
+def visible(line: str) -> str:
+    return TAGS.sub("", line).replace("&amp;", "&")
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def test_srt_blocks(tmp_path):
+    document = open_document(write(tmp_path, "film.srt", SRT))
+    assert [block.text for block in document.blocks] == [
+        "Hello, my friend.", "This cue has two lines of text that together are too long for one line.",
+        "Up here in yellow", "A single italic cue"]
+    assert [run.style for run in document.blocks[0].runs] == [None, (("i", "<i>"),), None]
+    assert document.blocks[2].runs[0].style == (("font", '<font color="#ffff00">'),)
+    assert document.blocks[0].where == "cue 1 (00:00:01,000)"
+
+
+def test_srt_fake_translation_round_trip(tmp_path):
+    document = open_document(write(tmp_path, "film.srt", SRT))
+    out = tmp_path / "out.srt"
+    document.save(out, fake_translate_all(document.blocks))
+    before, after = list(srt.parse(SRT)), list(srt.parse(out.read_text(encoding="utf-8")))
+    assert [(s.index, s.start, s.end, s.proprietary) for s in after] == \
+        [(s.index, s.start, s.end, s.proprietary) for s in before]
+    for sub in after:
+        lines = sub.content.split("\n")
+        assert 1 <= len(lines) <= 2 and all(len(visible(line)) <= 42 for line in lines), lines
+        assert visible(sub.content).count(MARK.strip()) >= 1
+    assert after[0].content == "ÜT .<i>ÜT MY FRIEND</i>ÜT HELLO,"
+    assert after[1].content.count("<b>") == 1 and len(after[1].content.split("\n")) == 2
+    assert after[2].content == '{\\an8}ÜT IN YELLOW<font color="#ffff00">ÜT UP HERE</font>'
+    assert after[3].content == "<i>ÜT A SINGLE ITALIC CUE</i>"
+
+
+def test_srt_untranslated_gives_the_original_bytes(tmp_path):
+    for name, text in (("lf.srt", SRT), ("crlf.srt", SRT.replace("\n", "\r\n"))):
+        document = open_document(write(tmp_path, name, text))
+        out = tmp_path / f"out-{name}"
+        document.save(out, [untranslated(block) for block in document.blocks])
+        assert out.read_bytes() == text.encode("utf-8")
+
+
+def test_vtt_blocks(tmp_path):
+    document = open_document(write(tmp_path, "film.vtt", VTT))
+    assert [block.text for block in document.blocks] == [
+        "Hello there & welcome to a long sentence on two lines",
+        "Bye for now", "Short"]
+    assert document.blocks[0].runs[1].style == (("v", "<v Roger>"), ("i", "<i>"))
+    assert document.blocks[1].runs[0].style == (("c", "<c.yellow>"),)
+
+
+def test_vtt_fake_translation_round_trip(tmp_path):
+    document = open_document(write(tmp_path, "film.vtt", VTT))
+    out = tmp_path / "out.vtt"
+    document.save(out, fake_translate_all(document.blocks))
+    text = out.read_text(encoding="utf-8")
+    before, after = webvtt.from_string(VTT).captions, webvtt.from_string(text).captions
+    assert [(c.identifier, c.start, c.end, c.settings) for c in after] == \
+        [(c.identifier, c.start, c.end, c.settings) for c in before]
+    assert text.startswith(VTT[:VTT.index("intro")])  # header, NOTE and STYLE byte for byte
+    assert "\n\nNOTE in between\n\n" in text
+    assert "00:00:01.000 --> 00:00:03.500 align:start line:0 position:10%\n" in text
+    for caption in after:
+        lines = caption.raw_text.split("\n")
+        assert 1 <= len(lines) <= 2 and all(len(visible(line)) <= 42 for line in lines), lines
+        assert MARK.strip() in caption.text
+    assert [c.voice for c in after] == ["Roger", None, "Anna"]
+    assert "&amp;" in after[0].raw_text and "<i>ÜT THERE</i>" in after[0].raw_text
+    assert after[1].raw_text == "ÜT  FOR NOW<c.yellow>ÜT BYE</c>".replace("  ", " ")
+
+
+def test_vtt_untranslated_gives_the_original_bytes(tmp_path):
+    document = open_document(write(tmp_path, "film.vtt", VTT))
+    out = tmp_path / "out.vtt"
+    document.save(out, [untranslated(block) for block in document.blocks])
+    assert out.read_bytes() == VTT.encode("utf-8")
+
+
+def test_wrap():
+    assert wrap("Short enough") == ["Short enough"]
+    text = "A sentence that is clearly longer than forty-two characters in all"
+    lines = wrap(text)
+    assert len(lines) == 2 and all(len(line) <= 42 for line in lines) and " ".join(lines) == text
+    assert abs(len(lines[0]) - len(lines[1])) <= 10  # balanced, not greedy
+    tagged = wrap("<i>A sentence that is clearly longer</i> than forty-two characters in all")
+    assert [visible(line) for line in tagged] == lines
+    word = "Donaudampfschifffahrtsgesellschaftskapitänsmütze"  # one word over 42: kept whole
+    assert wrap(word) == [word]
+    long = " ".join(["word"] * 40)  # too long for 2 lines of 42: 2 longer lines, nothing lost
+    assert len(wrap(long)) == 2 and " ".join(wrap(long)) == long
