@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Protocol, Sequence
+from typing import Callable, Hashable, Protocol, Sequence
 
 
 class DocumentError(ValueError):
@@ -84,3 +84,15 @@ class Document(Protocol):
         a partial result)."""
         ...
 
+
+
+def write_blocks(name: str, blocks: Sequence[Block], writers: Sequence[Callable[[TranslatedBlock], None]],
+                 translated: Sequence[TranslatedBlock]) -> None:
+    """Check a document's translation against its blocks, then hand each block's runs to its writer (the
+    adapters' save: one writer per block, made when the file was read)."""
+    if len(translated) != len(blocks):
+        raise DocumentError(f"{name}: {len(translated)} translated blocks for {len(blocks)} blocks")
+    for block, runs in zip(blocks, translated):
+        check_translated(block, runs)
+    for write, runs in zip(writers, translated):
+        write(runs)

@@ -22,7 +22,7 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.part import Part, XmlPart
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, check_translated
+from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, write_blocks
 from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, clipped_property, is_monospace, style_key, write_runs
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -285,13 +285,7 @@ class WordDocument:
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         reader = _load(self.path)
-        if len(translated) != len(reader.blocks):
-            raise DocumentError(f"{self.path.name}: {len(translated)} translated blocks for "
-                                f"{len(reader.blocks)} blocks")
-        for block, runs in zip(reader.blocks, translated):
-            check_translated(block, runs)
-        for write, runs in zip(reader.writers, translated):
-            write(runs)
+        write_blocks(self.path.name, reader.blocks, reader.writers, translated)
         for finish in reader.finishers:
             finish()
         reader.document.save(str(path))

@@ -20,7 +20,7 @@ from lxml import etree
 from pptx.opc.constants import RELATIONSHIP_TYPE as RT
 from pptx.opc.package import Part
 
-from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, check_translated
+from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, write_blocks
 from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, clipped_property, is_monospace, style_key, write_runs
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -121,13 +121,7 @@ class PowerPointDocument:
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         reader = _load(self.path)
-        if len(translated) != len(reader.blocks):
-            raise DocumentError(f"{self.path.name}: {len(translated)} translated blocks for "
-                                f"{len(reader.blocks)} blocks")
-        for block, runs in zip(reader.blocks, translated):
-            check_translated(block, runs)
-        for write, runs in zip(reader.writers, translated):
-            write(runs)
+        write_blocks(self.path.name, reader.blocks, reader.writers, translated)
         reader.presentation.save(str(path))
 
 
