@@ -175,7 +175,11 @@ def _block_result(translator: "Translator", block: Block, prep: _Prepared, sente
     for unit, start, sentence in zip(prep.units, prep.starts, sentences):
         src_words, src_runs = _source_words(unit.text, start, prep.owners)
         tgt_words = sentence.text.split()
-        matrix, sentence_links = _alignment(translator, sentence, src_words, tgt_words)
+        if len(set(src_runs)) == 1:  # a sentence inside one run: all of it goes there, no alignment needed
+            matrix, sentence_links = np.zeros((len(tgt_words), len(src_words))), []
+            fixed.update({j + offset_t: src_runs[0] for j in range(len(tgt_words))})
+        else:
+            matrix, sentence_links = _alignment(translator, sentence, src_words, tgt_words)
         evidence_parts.append((matrix, offset_t, offset_s))
         links += [(i + offset_s, j + offset_t) for i, j in sentence_links]
         for j, word in enumerate(tgt_words):
