@@ -1,0 +1,82 @@
+"""`translate-file` and `translate --glossary/--dnt`, run for real in child processes on the bundled en-de
+model: a .docx translated with its bold word on the aligned words, glossary terms used, a hostile file and a
+bad glossary refused in one line with nothing written, and the input never written over."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from cli_runner import assert_one_error_line, run_cli, stdout_lines
+
+docx = pytest.importorskip("docx")  # a dependency of the package: installed in CI, never skipped there
+
+
+def _make_docx(path: Path) -> Path:
+    document = docx.Document()
+    document.core_properties.title = "A short report"
+    paragraph = document.add_paragraph("I saw the ")
+    paragraph.add_run("black dog").bold = True
+    paragraph.add_run(" in the garden.")
+    document.add_paragraph("My house is big. Visit https://example.com/a?b=1 today.")
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Thank you very much.", "Where is the station?"
+    document.sections[0].header.paragraphs[0].text = "I love you."
+    document.save(path)
+    return path
+
+
+def test_translate_file_docx_with_glossary(tmp_path):
+    source = _make_docx(tmp_path / "report.docx")
+    before = source.read_bytes()
+    (tmp_path / "terms.tsv").write_text("source\ttarget\nhouse\tGebäude\n", encoding="utf-8")
+    done = run_cli("translate-file", str(source), "-m", "en-de", "--glossary", str(tmp_path / "terms.tsv"))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "report.de.docx"
+    assert "report.de.docx: 7 sentences in 6 blocks" in done.stderr and "in place" in done.stderr
+    assert source.read_bytes() == before
+    translated = docx.Document(str(out))
+    runs = translated.paragraphs[0].runs
+    assert len(runs) == 3 and [r.text for r in runs if r.bold] == ["schwarzen Hund"]
+    assert "Gebäude" in translated.paragraphs[1].text and "https://example.com/a?b=1" in translated.paragraphs[1].text
+    assert translated.tables[0].cell(0, 0).text.startswith("Vielen Dank")
+    assert translated.sections[0].header.paragraphs[0].text == "Ich liebe dich."
+    assert translated.core_properties.title != "A short report"
+    assert len(translated.paragraphs) == 2
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(out) as b:
+        assert a.namelist() == b.namelist()
+        assert a.read("word/styles.xml") == b.read("word/styles.xml")
+
+
+def test_hostile_and_bad_inputs_are_one_line_and_write_nothing(tmp_path):
+    fake = tmp_path / "fake.docx"
+    fake.write_text("not a zip")
+    done = run_cli("translate-file", str(fake), "-m", "en-de")
+    assert "fake.docx is not a Word document: it is not a zip archive" in assert_one_error_line(done, 1)
+    source = _make_docx(tmp_path / "r.docx")
+    (tmp_path / "bad.tsv").write_text("dog\tHund\njust one field\n", encoding="utf-8")
+    done = run_cli("translate-file", str(source), "-m", "en-de", "--glossary", str(tmp_path / "bad.tsv"))
+    assert "bad.tsv, line 2: a glossary line needs a source term and a target term" in assert_one_error_line(done, 1)
+    done = run_cli("translate-file", str(source), "-m", "en-de", "-o", str(source))
+    assert "r.docx is the file being translated" in assert_one_error_line(done, 1)
+    done = run_cli("translate-file", str(source), "-m", "en-de", "--dnt", "(")
+    assert done.returncode == 2 and "--dnt '(' is not a valid regular expression" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tsv", "fake.docx", "r.docx"]
+
+
+def test_translate_lines_with_glossary_and_dnt(tmp_path):
+    (tmp_path / "terms.tsv").write_text("dog\tKöter\n", encoding="utf-8")
+    done = run_cli("translate", "-m", "en-de", "--glossary", str(tmp_path / "terms.tsv"), "--dnt", r"Zorg-\d+",
+                   stdin="The dogs are hungry.\n\nTom installs Zorg-7 now.\n")
+    assert done.returncode == 0, done.stderr
+    lines = stdout_lines(done)
+    assert len(lines) == 3 and "Köter" in lines[0] and lines[1] == "" and "Zorg-7" in lines[2] and "Tom" in lines[2]
+    assert "2 of 2 glossary terms and kept spans in place" in done.stderr
+
+
+def test_help_lists_the_core_formats():
+    from nmt_desktop.cli.translate_file import SUFFIXES
+    from nmt_desktop.core.documents.formats import SUFFIXES as CORE
+
+    assert SUFFIXES.split() == list(CORE)
