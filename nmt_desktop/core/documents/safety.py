@@ -1,6 +1,6 @@
 """Refusing hostile or unreadable files before any format's library opens them.
 
-Libraries that read documents (python-docx, openpyxl, lxml) trust their input: a zip bomb fills the disk
+Libraries that read documents (python-docx, python-pptx, lxml) trust their input: a zip bomb fills the disk
 or memory, an XML entity bomb ("billion laughs") or external entity (XXE) expands or leaks, and deeply
 nested elements exhaust the stack. `check_file` looks at a file with bounded work (declared zip sizes,
 one streaming parse per XML part that never expands entities) and raises `DocumentError` in one sentence

@@ -1,4 +1,5 @@
-"""The .xlsx adapter: a workbook using every feature, round-tripped through the fake translation."""
+"""The .xlsx adapter: a workbook using every feature (shared and inline strings, rich text, formulas, a
+merged range, an image and a chart), round-tripped through the fake translation."""
 
 from __future__ import annotations
 
@@ -8,20 +9,65 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from lxml import etree
 from openpyxl.cell.rich_text import CellRichText, TextBlock
 from openpyxl.cell.text import InlineFont
+from openpyxl.chart import BarChart, Reference
+from openpyxl.drawing.image import Image as SheetImage
+from PIL import Image
 
 from nmt_desktop.core.documents.blocks import DocumentError, TranslatedRun, untranslated
 from nmt_desktop.core.documents.formats import xlsx as xlsx_format
 from tests.core.documents.fake_translation import MARK, fake_translate_all
 
 WHEN = datetime.datetime(2026, 3, 4, 5, 6)
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+SHARED = "xl/sharedStrings.xml"
+# The parts a translation may re-serialise: the shared strings, the sheet with inline strings, the title.
+EDITED = {SHARED, "xl/worksheets/sheet2.xml", "docProps/core.xml"}
+
+
+def _share_strings(path: Path) -> None:
+    """openpyxl writes every string inline; Excel keeps them in xl/sharedStrings.xml. Move the first sheet's
+    strings there (one <si> per distinct string), so the workbook has both kinds."""
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+        data = {info.filename: archive.read(info) for info in infos}
+    sheet = etree.fromstring(data["xl/worksheets/sheet1.xml"])
+    table = etree.Element(f"{{{MAIN}}}sst", nsmap={None: MAIN})
+    index: dict[bytes, int] = {}
+    for cell in sheet.iter(f"{{{MAIN}}}c"):
+        string = cell.find(f"{{{MAIN}}}is")
+        if cell.get("t") != "inlineStr" or string is None:
+            continue
+        key = etree.tostring(string)
+        if key not in index:
+            index[key] = len(index)
+            etree.SubElement(table, f"{{{MAIN}}}si").extend(list(string))
+        cell.remove(string)
+        cell.set("t", "s")
+        etree.SubElement(cell, f"{{{MAIN}}}v").text = str(index[key])
+    table.set("count", str(len(index)))
+    table.set("uniqueCount", str(len(index)))
+    data["xl/worksheets/sheet1.xml"] = etree.tostring(sheet, xml_declaration=True, encoding="UTF-8")
+    data[SHARED] = etree.tostring(table, xml_declaration=True, encoding="UTF-8", standalone=True)
+    data["[Content_Types].xml"] = data["[Content_Types].xml"].replace(
+        b"</Types>", b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-'
+                     b'officedocument.spreadsheetml.sharedStrings+xml"/></Types>')
+    data["xl/_rels/workbook.xml.rels"] = data["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>", b'<Relationship Id="rIdStrings" Type="http://schemas.openxmlformats.org/'
+                             b'officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+                             b"</Relationships>")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in [info.filename for info in infos] + [SHARED]:
+            archive.writestr(name, data[name])
 
 
 @pytest.fixture
 def source(tmp_path: Path) -> Path:
     workbook = openpyxl.Workbook()
     workbook.properties.title = "Budget"
+    workbook.properties.subject = "Costs"
     sheet = workbook.active
     sheet.title = "Data sheet"
     sheet["A1"], sheet["B1"] = "Item", "Cost"
@@ -29,15 +75,24 @@ def source(tmp_path: Path) -> Path:
     sheet["A3"], sheet["B3"] = "Ink", 3
     sheet["A4"], sheet["B4"] = "Total", "=SUM(B2:B3)"
     sheet["C1"] = WHEN
+    sheet["D2"] = "Paper"  # the same shared string as A2
     sheet["A5"] = "Merged heading"
     sheet.merge_cells("A5:C5")
     sheet["A6"] = CellRichText(["Prices ", TextBlock(InlineFont(b=True), "rose"), " sharply"])
+    png = tmp_path / "dot.png"
+    Image.new("RGB", (4, 4), (200, 30, 30)).save(png)
+    sheet.add_image(SheetImage(str(png)), "F1")
+    chart = BarChart()
+    chart.add_data(Reference(sheet, min_col=2, min_row=2, max_row=3))
+    sheet.add_chart(chart, "F8")
     other = workbook.create_sheet("Summary")
     other["A1"] = "Copied total"
     other["B1"] = "='Data sheet'!B4"
     other["A2"] = True
+    other["A3"] = CellRichText([TextBlock(InlineFont(i=True), "Checked"), " by audit"])
     path = tmp_path / "budget.xlsx"
     workbook.save(path)
+    _share_strings(path)
     return path
 
 
@@ -47,12 +102,31 @@ def _cells(path: Path) -> dict[tuple[str, str], tuple[str, object]]:
             for row in s.iter_rows() for c in row}
 
 
+def _members(path: Path) -> list[tuple[str, int, bytes]]:
+    with zipfile.ZipFile(path) as archive:
+        return [(info.filename, info.compress_type, archive.read(info)) for info in archive.infolist()]
+
+
+def test_the_source_has_shared_and_inline_strings_an_image_and_a_chart(source: Path) -> None:
+    names = [name for name, _, _ in _members(source)]
+    for name in (SHARED, "xl/media/image1.png", "xl/drawings/drawing1.xml", "xl/charts/chart1.xml"):
+        assert name in names
+    with zipfile.ZipFile(source) as archive:
+        assert b't="s"' in archive.read("xl/worksheets/sheet1.xml")
+        assert b'inlineStr' not in archive.read("xl/worksheets/sheet1.xml")
+        assert b'inlineStr' in archive.read("xl/worksheets/sheet2.xml")
+
+
 def test_blocks_are_the_string_cells(source: Path) -> None:
     blocks = xlsx_format.open_document(source).blocks
-    assert [b.text for b in blocks] == ["Budget", "Item", "Cost", "Paper", "Ink", "Total", "Merged heading",
-                                        "Prices rose sharply", "Copied total"]
-    assert blocks[1].where == "Data sheet!A1"
-    assert [r.style is None for r in blocks[7].runs] == [True, False, True]
+    assert [b.text for b in blocks] == ["Budget", "Costs", "Item", "Cost", "Paper", "Ink", "Total",
+                                        "Merged heading", "Prices rose sharply", "Copied total",
+                                        "Checked by audit"]
+    assert [b.where for b in blocks[:5]] == ["workbook title", "workbook subject", "Data sheet!A1",
+                                             "Data sheet!B1", "Data sheet!A2"]
+    assert blocks[9].where == "Summary!A1"
+    assert [r.style is None for r in blocks[8].runs] == [True, False, True]
+    assert [r.style is None for r in blocks[10].runs] == [False, True]
 
 
 def test_round_trip_translates_strings_and_keeps_the_rest(source: Path, tmp_path: Path) -> None:
@@ -61,6 +135,13 @@ def test_round_trip_translates_strings_and_keeps_the_rest(source: Path, tmp_path
     out = tmp_path / "out.xlsx"
     document.save(out, fake_translate_all(document.blocks))
     assert source.read_bytes() == before
+    old_members, new_members = _members(source), _members(out)
+    assert [(n, c) for n, c, _ in new_members] == [(n, c) for n, c, _ in old_members]  # order, compression
+    changed = {n for (n, _, a), (_, _, b) in zip(old_members, new_members) if a != b}
+    assert changed == EDITED
+    unchanged = {n for n, _, _ in old_members} - EDITED
+    assert {"xl/media/image1.png", "xl/drawings/drawing1.xml", "xl/charts/chart1.xml",
+            "xl/worksheets/sheet1.xml", "xl/worksheets/_rels/sheet1.xml.rels"} <= unchanged
     old, new = _cells(source), _cells(out)
     assert old.keys() == new.keys()
     for key, (kind, value) in old.items():
@@ -69,16 +150,23 @@ def test_round_trip_translates_strings_and_keeps_the_rest(source: Path, tmp_path
             assert str(new[key][1]).startswith(MARK), key
         else:
             assert new[key][1] == value, key
+    assert new[("Data sheet", "D2")] == new[("Data sheet", "A2")] == ("s", MARK + "PAPER")
     assert new[("Data sheet", "B4")][1] == "=SUM(B2:B3)"
     assert new[("Summary", "B1")][1] == "='Data sheet'!B4"
     assert new[("Data sheet", "C1")][1] == WHEN
+    assert new[("Data sheet", "B2")][1] == 12.5
     reopened = openpyxl.load_workbook(out, rich_text=True)
     assert reopened.sheetnames == ["Data sheet", "Summary"]
     assert reopened.properties.title == MARK + "BUDGET"
+    assert reopened.properties.subject == MARK + "COSTS"
     assert [str(r) for r in reopened["Data sheet"].merged_cells.ranges] == ["A5:C5"]
+    assert len(reopened["Data sheet"]._images) == 1 and len(reopened["Data sheet"]._charts) == 1
     rich = reopened["Data sheet"]["A6"].value
     assert [getattr(item, "text", item) for item in rich] == [MARK + " SHARPLY", MARK + "ROSE", MARK + "PRICES "]
     assert rich[1].font.b is True
+    inline = reopened["Summary"]["A3"].value
+    assert [getattr(item, "text", item) for item in inline] == [MARK + " BY AUDIT", MARK + "CHECKED"]
+    assert inline[1].font.i is True and isinstance(inline[0], str)
 
 
 def test_untranslated_save_gives_the_source_texts(source: Path, tmp_path: Path) -> None:
@@ -86,20 +174,37 @@ def test_untranslated_save_gives_the_source_texts(source: Path, tmp_path: Path) 
     out = tmp_path / "same.xlsx"
     document.save(out, [untranslated(block) for block in document.blocks])
     assert {k: str(v) for k, v in _cells(source).items()} == {k: str(v) for k, v in _cells(out).items()}
+    assert xlsx_format.open_document(out).blocks == document.blocks
 
 
 def test_a_translation_starting_with_equals_stays_text(source: Path, tmp_path: Path) -> None:
     document = xlsx_format.open_document(source)
     translated = [untranslated(block) for block in document.blocks]
-    translated[1] = [TranslatedRun(0, "=1+1")]
+    translated[2] = [TranslatedRun(0, "=1+1")]
     out = tmp_path / "equals.xlsx"
     document.save(out, translated)
     assert _cells(out)[("Data sheet", "A1")] == ("s", "=1+1")
+
+
+def test_spaces_and_characters_xml_cannot_hold_survive(source: Path, tmp_path: Path) -> None:
+    document = xlsx_format.open_document(source)
+    translated = [untranslated(block) for block in document.blocks]
+    texts = {2: " lead\x01 _x0041_ ", 9: "tab\there "}
+    for index, text in texts.items():
+        translated[index] = [TranslatedRun(0, text)]
+    out = tmp_path / "escaped.xlsx"
+    document.save(out, translated)
+    blocks = xlsx_format.open_document(out).blocks
+    assert [blocks[i].text for i in texts] == list(texts.values())
+    with zipfile.ZipFile(out) as archive:
+        strings = archive.read(SHARED).decode()
+    assert '<t xml:space="preserve"> lead_x0001_ _x005F_x0041_ </t>' in strings
 
 
 def test_a_zip_that_is_not_a_workbook_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "broken.xlsx"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("hello.txt", "not a workbook")
-    with pytest.raises(DocumentError, match="broken.xlsx cannot be read as an Excel workbook"):
+    with pytest.raises(DocumentError, match=r"^broken.xlsx is not a valid Excel workbook: it has no "
+                                            r"xl/workbook.xml$"):
         xlsx_format.open_document(path)

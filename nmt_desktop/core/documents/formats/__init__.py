@@ -29,7 +29,7 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo("Word document", (".docx",), "docx", "python-docx", True),
     FormatInfo("OpenDocument text", (".odt",), "odt", "lxml (ODF's XML in its zip)", True),
     FormatInfo("PowerPoint presentation", (".pptx",), "pptx", "python-pptx", True),
-    FormatInfo("Excel workbook", (".xlsx",), "xlsx", "openpyxl", True),
+    FormatInfo("Excel workbook", (".xlsx",), "xlsx", "lxml (SpreadsheetML strings in its zip)", True),
     FormatInfo("HTML page", (".html", ".htm"), "html", "lxml.html", False),
     FormatInfo("Markdown", (".md", ".markdown"), "markdown", "markdown-it-py", False),
     FormatInfo("SubRip subtitles", (".srt",), "srt", "srt", False),
