@@ -113,6 +113,36 @@ def _identify_language() -> str:
     return found
 
 
+def _documents(translator: Any) -> dict[str, int]:
+    """A .docx (made with python-docx, so its templates are in the bundle), a .md and a .srt translated
+    and saved through the document adapters (core/documents/), which are imported by name: a frozen app
+    that lost one fails here. Returns each format's block count."""
+    import tempfile
+
+    import docx
+
+    from nmt_desktop.core.documents.formats import open_document
+    from nmt_desktop.core.documents.translate_document import save_translation, translate_document
+
+    counts = {}
+    with tempfile.TemporaryDirectory() as folder:
+        word = docx.Document()
+        paragraph = word.add_paragraph("I saw the ")
+        paragraph.add_run("black dog").bold = True
+        paragraph.add_run(" in the garden.")
+        word.save(Path(folder) / "a.docx")
+        (Path(folder) / "a.md").write_text("# Hello\n\nI love **you**.\n", encoding="utf-8")
+        (Path(folder) / "a.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nThank you.\n", encoding="utf-8")
+        for name in ("a.docx", "a.md", "a.srt"):
+            document = open_document(Path(folder) / name)
+            out = save_translation(translate_document(translator, document), Path(folder) / f"out.{name}")
+            again = open_document(out)
+            if len(again.blocks) != len(document.blocks) or again.blocks[-1].text == document.blocks[-1].text:
+                raise SelfTestError(f"the {name[2:]} document did not translate")
+            counts[name[2:]] = len(document.blocks)
+    return counts
+
+
 def run(model: str | None = None) -> dict[str, Any]:
     """The self-test report (never raises: a failure is `ok: false` with `error`)."""
     from nmt_desktop.core.locations import is_frozen
@@ -147,6 +177,7 @@ def run(model: str | None = None) -> dict[str, Any]:
             raise SelfTestError(f"empty translation for {empty[0]!r}")
         report["grid"] = _render_grid(translation)
         report["language_id"] = _identify_language()
+        report["documents"] = _documents(translator)
         report["ok"] = True
     except Exception as exc:  # noqa: BLE001 - every failure becomes the report's one-line error
         message = " ".join(str(exc).split())
