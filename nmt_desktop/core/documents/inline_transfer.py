@@ -2,15 +2,18 @@
 
 Each target word gets the run of the source words it aligns to (a formatted run wins over plain text when
 a target word aligns to both), a placeholder's word gets its own run, and a formatted run that nothing
-aligns to takes its best-evidence target word, so a bold word is never lost. The runs are then put in the
-order of their words in the translation, and the target words are cut into one contiguous stretch per run
-by dynamic programming: the cut that gives the most words to the run they align to, while a formatted run
-never spreads over words aligned elsewhere. Every run gets exactly one stretch (possibly empty), so run
+aligns to takes its best-evidence target word, so a bold word is never lost. Formatted runs are put in the
+order of their words in the translation, the plain runs (which look alike) placed between them every way
+they can be, and for each such order the target words are cut into one contiguous stretch per run by
+dynamic programming: the order and cut that give the most words to a run of their look win, while a
+formatted run never spreads over words aligned elsewhere. Every run gets exactly one stretch (possibly empty), so run
 counts survive, and every target word lands in exactly one run, so no text is lost.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -73,18 +76,18 @@ def run_order(runs: Sequence[RunInfo], labels: Sequence[int | None]) -> list[int
     return sorted(range(len(runs)), key=lambda r: (filled[r], r))
 
 
-def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | None]) -> list[tuple[int, int]]:
+def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | None]) -> tuple[float, list[tuple[int, int]]]:
     """One contiguous [start, end) of target words per run of `order` (same order), maximising words
-    placed in their own run (see the module docstring)."""
+    placed in their own run (see the module docstring); with the score of that cut."""
     m, k = len(labels), len(order)
 
     def gain(r: int, j: int) -> int:
         label = labels[j]
-        if label == r:
-            return 2
+        if label == r or (label is not None and not runs[label].formatted and not runs[r].formatted):
+            return 2  # its own word, or plain text in a plain run (plain runs look alike)
         if label is None:
             return 0 if not runs[r].formatted else -1
-        return -1 if runs[label].formatted or runs[r].formatted else 0
+        return -1
 
     # prefix[k][j]: gain of words [0, j) given to run order[k]
     prefix = np.zeros((k, m + 1))
@@ -105,7 +108,29 @@ def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | No
         start = int(back[a, end])
         spans.append((start, end))
         end = start
-    return spans[::-1]
+    return float(best[k, m]), spans[::-1]
+
+
+MAX_ORDERS = 64  # interleavings of plain runs among formatted ones tried; more: the order by position only
+
+
+def best_cut(runs: Sequence[RunInfo], labels: Sequence[int | None]) -> tuple[list[int], list[tuple[int, int]]]:
+    """The run order and cut with the best score. Formatted runs keep the order of their words in the
+    translation; plain runs look alike, so every way of placing them (in their source order) between the
+    formatted ones is tried: a bold word in the middle of a sentence then gets plain text on both sides
+    whichever plain runs those are."""
+    by_position = run_order(runs, labels)
+    formatted = [r for r in by_position if runs[r].formatted]
+    plain = [r for r in range(len(runs)) if not runs[r].formatted]
+    orders = [by_position]
+    if formatted and plain and math.comb(len(runs), len(plain)) <= MAX_ORDERS:
+        orders = []
+        for slots in itertools.combinations(range(len(runs)), len(plain)):
+            order, p, f = [], iter(plain), iter(formatted)
+            orders.append([next(p) if i in slots else next(f) for i in range(len(runs))])
+    scored = [(cut(order, runs, labels), n, order) for n, order in enumerate(orders)]
+    (_score, spans), _n, order = max(scored, key=lambda item: (item[0][0], -item[1]))
+    return order, spans
 
 
 def split_punctuation(words: Sequence[str]) -> tuple[list[str], list[bool], list[int]]:
@@ -138,8 +163,7 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
     parts, glued, owner = split_punctuation(target_words)
     word_labels = target_labels(runs, source_runs, evidence, links, fixed)
     labels = [word_labels[w] if not _is_punctuation(p) or w in fixed else None for p, w in zip(parts, owner)]
-    order = run_order(runs, labels)
-    spans = cut(order, runs, labels)
+    order, spans = best_cut(runs, labels)
     texts = ["".join(("" if glued[j] or j == s else " ") + parts[j] for j in range(s, e)) for s, e in spans]
     filled = [i for i, text in enumerate(texts) if text]
     for a, b in zip(filled, filled[1:]):  # the space between two stretches: on the plain side
