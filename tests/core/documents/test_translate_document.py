@@ -111,3 +111,18 @@ def test_transfer_keeps_every_run_and_word_when_nothing_aligns():
     assert sorted(t.index for t in out) == [0, 1, 2]
     assert " ".join("".join(t.text for t in out).split()) == "eins zwei drei vier"
     assert any(t.index == 1 and t.text.strip() for t in out)  # the formatted run is never emptied
+
+
+def test_transfer_puts_plain_text_on_both_sides_of_a_bold_word_whichever_plain_runs_those_are():
+    # "The Commission must **present** a new proposal before the end of the year ." -> German puts the verb
+    # last and the words of the last plain run before it: the bold run still gets its own word
+    runs = [RunInfo(False, True), RunInfo(True, True), RunInfo(False, True)]
+    source_runs = [0, 0, 0, 1, 2, 2, 2, 2, 2]
+    target = "Die Kommission muss vor Ende einen Vorschlag vorlegen .".split()
+    links = [(0, 0), (1, 1), (2, 2), (7, 3), (8, 4), (5, 5), (6, 6), (3, 7)]
+    evidence = np.zeros((len(target), len(source_runs)))
+    for i, j in links:
+        evidence[j, i] = 1.0
+    out = transfer(runs, source_runs, target, evidence, links, {})
+    assert [t.text for t in out if t.index == 1] == ["vorlegen"]
+    assert " ".join("".join(t.text for t in out).split()) == " ".join(target)
