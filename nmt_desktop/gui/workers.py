@@ -103,8 +103,18 @@ class TranslateWorker(QObject):
             document.close()
         if self.is_cancelled(request_id) or not document.finished:
             return
+        results = list(document.results)
+        glossary = getattr(translator, "glossary", None)
+        if glossary is not None and glossary.terms:  # the model's glossary (gui/documents/glossary_store.py)
+            from nmt_desktop.core.documents.constraints import apply_glossary
+
+            results, report = apply_glossary(translator, list(document.units), results, glossary.terms, cfg)
+            if report.forced:
+                log.info("glossary: %d of %d terms forced in", report.forced, report.asked)
+            if self.is_cancelled(request_id):
+                return
         log.info("translated %d sentence(s) in %.2fs", len(document.units), time.perf_counter() - t0)
-        self.finished.emit(request_id, list(document.results))
+        self.finished.emit(request_id, results)
 
 
 class WorkerThread:

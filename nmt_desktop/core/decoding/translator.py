@@ -86,6 +86,9 @@ class Translator:
         self._target_language: str | None = None
         self.target_language = target_language
         self.card: dict[str, Any] = {}  # the model folder's card.json (load() sets it): e.g. its alignment reading
+        # the terms the app forces into this model's translations (core/documents/glossary.Glossary; the GUI
+        # sets the model's own glossary; None: none). Held, not used, here: decoding stays glossary-free.
+        self.glossary: Any = None
         self.path: Path | None = None  # the model folder or zip it was loaded from (load() sets it)
 
     @classmethod

@@ -143,3 +143,17 @@ def term_position(translator: "Translator", translation: "Translation", unit: "U
     while best > kept and not starts[best]:
         best -= 1
     return best
+
+
+def apply_glossary(translator: "Translator", units: Sequence["Unit"], translations: Sequence["Translation"],
+                   terms: Sequence[Term], cfg: DecodeConfig) -> tuple[list["Translation"], ConstraintReport]:
+    """Finished translations (the Translate tab's, streamed) with the glossary's terms forced in where the
+    model left them out; the others are returned as they are (a term the model used costs nothing)."""
+    from nmt_desktop.core.documents.glossary import find_terms
+
+    report = ConstraintReport()
+    out = []
+    for unit, translation in zip(units, translations):
+        found = [Constraint(m.start, m.end, m.term) for m in find_terms(unit.text, terms)]
+        out.append(repair(translator, unit, translation, found, cfg, report) if found else translation)
+    return out, report
