@@ -49,8 +49,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--screenshot", metavar="FILE.png", help="save a PNG of the window and exit")
     p.add_argument("--theme", choices=("system", "light", "dark"), default=None,
                    help="colour scheme for this run (default: View > Theme's saved choice; not saved)")
-    p.add_argument("--translate-file", metavar="FILE.txt", default=None,
-                   help="open File > Translate text file… on this UTF-8 .txt file and translate it (with "
+    p.add_argument("--translate-file", metavar="FILE", default=None,
+                   help="open File > Translate file… on this document (.docx, .odt, .pptx, .xlsx, .html, .md, .srt, "
+                        ".vtt, .epub, .txt) and translate it (with "
                         "--screenshot, the PNG shows the finished dialog over the window)")
     g = p.add_argument_group("getting models (the Models tab's Get models… dialog)")
     g.add_argument("--get-models", metavar="QUERY", default=None,

@@ -27,6 +27,7 @@ from .lifetime import (APP_TITLE, apply_saved_theme, create_app, on_unexpected_e
 from .models.panel import (ModelsPanel, attribution, default_model_path, human_size, info_html,  # noqa: F401 (re-export)
                            model_label)
 from .documents.dialog import DocumentDialog
+from .documents.glossary_store import model_glossary
 from .drop import classify, install_file_drops
 from .empty_state import EmptyState
 from .analysis_session import AnalysisSession
@@ -173,8 +174,9 @@ class MainWindow(QMainWindow):
         self.models_panel.open_folder_dialog()
 
     def translate_file(self, path: str | os.PathLike | None = None) -> DocumentDialog | None:
-        """File > Translate text file…: the document dialog with the loaded model, on `path` (or a file the
-        user picks); a bad file or no model is one sentence in the usual error box."""
+        """File > Translate file…: the document dialog with the loaded model, on `path` (read and translated at
+        once) or on a file the user picks (read, then Translate); a bad `path` or no model is one sentence in the
+        usual error box."""
         panel = self.translate_panel
         if panel.translator is None:
             self._report_error("no model is loaded: open a model first, then translate a file", "Cannot translate")
@@ -188,7 +190,10 @@ class MainWindow(QMainWindow):
             self.document_dialog.shutdown()
             self.document_dialog.deleteLater()
         tgt = panel.chosen_target_language() or (self.info.tgt_lang if self.info is not None else "")
-        self.document_dialog = DocumentDialog(panel.translator, cfg, (tgt or "").strip("<>"), self)
+        info = self.info
+        self.document_dialog = DocumentDialog(panel.translator, cfg, (tgt or "").strip("<>"), self,
+                                              model_path=info.path if info is not None else None,
+                                              source_lang=info.src_lang if info is not None else "")
         if path is None:
             self.document_dialog.show()
             self.document_dialog.choose_file()
@@ -203,7 +208,8 @@ class MainWindow(QMainWindow):
     # -- drag and drop -------------------------------------------------------------------------------------
 
     def handle_drop(self, mime: QMimeData) -> None:
-        """A model folder or .zip loads; a .txt file opens Translate text file…; anything else: one sentence."""
+        """A model folder or .zip loads; a document (.docx, .md, .txt, …) opens Translate file…; anything else:
+        one sentence."""
         drop = classify(mime)
         if drop.kind == "model":
             self.load_model(drop.path)
@@ -229,6 +235,7 @@ class MainWindow(QMainWindow):
 
     def _on_model_loaded(self, translator: Any, info: Any) -> None:
         self.info = info
+        translator.glossary = model_glossary(getattr(info, "path", None))  # the Translate tab forces its terms in
         self.translate_panel.set_translator(translator, info)
         self.analysis_panel.set_translator(translator, info)
         self.translate_stack.setCurrentWidget(self.translate_panel)

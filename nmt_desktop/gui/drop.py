@@ -1,9 +1,10 @@
 """Drag and drop onto the main window: what a dropped file means.
 
 A folder or a .zip is a model: it loads through the Models tab's load path (a bad model gets the same
-one-sentence error as File > Open model). A .txt file opens File > Translate text file… on it (the whole
-file is translated there, with progress and Save, rather than pasted into the source box, which is for
-short text). Anything else is refused with one sentence in the status bar.
+one-sentence error as File > Open model). A document the core reads (formats.SUFFIXES: .docx, .odt, .pptx,
+.xlsx, .html, .md, .srt, .vtt, .epub, .txt) opens File > Translate file… on it (the whole file is translated
+there, formatting kept, with progress and Save, rather than pasted into the source box, which is for short
+text). Anything else is refused with one sentence in the status bar (naming what may be dropped).
 
 Files may be dropped anywhere on the window: `install_file_drops` puts a `FileDropFilter` on the window and
 on every child that accepts drops itself (the source box would paste the file's path as text), so the window
@@ -21,7 +22,9 @@ from PySide6.QtCore import QEvent, QMimeData, QObject
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QWidget
 
-TEXT_SUFFIXES = (".txt",)
+from nmt_desktop.core.documents.formats import SUFFIXES
+
+TEXT_SUFFIXES = SUFFIXES  # every document format the Translate file dialog opens
 MODEL_SUFFIXES = (".zip",)
 
 
@@ -36,10 +39,10 @@ class Drop:
 
 def classify(mime: QMimeData) -> Drop:
     if not mime.hasUrls():
-        return Drop("refused", message="Drop a model folder, a model .zip or a .txt file onto the window")
+        return Drop("refused", message="Drop a model folder, a model .zip or a document onto the window")
     urls = mime.urls()
     if len(urls) != 1:
-        return Drop("refused", message=f"{len(urls)} items dropped: drop one model folder or one .txt file at a time")
+        return Drop("refused", message=f"{len(urls)} items dropped: drop one model folder or one document at a time")
     url = urls[0]
     if not url.isLocalFile():
         return Drop("refused", message=f"{url.toString()} is not a file on this computer: download it first")
@@ -53,7 +56,7 @@ def classify(mime: QMimeData) -> Drop:
         return Drop("model", path)
     if suffix in TEXT_SUFFIXES:
         return Drop("text", path)
-    return Drop("refused", message=f"Cannot open {path.name}: drop a model folder, a model .zip or a .txt file")
+    return Drop("refused", message=f"Cannot open {path.name}: drop a model folder, a model .zip or a document (.docx, .odt, .pptx, .xlsx, .html, .md, .srt, .vtt, .epub, .txt)")
 
 
 _DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)

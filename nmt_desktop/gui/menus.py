@@ -1,4 +1,4 @@
-"""The main window's menu bar: File, Translate, View (theme, colour map, tabs) and Help.
+"""The main window's menu bar: File, Translate, Tools (glossary), View (theme, colour map, tabs) and Help.
 
 Every keyboard shortcut of the app is a QAction made here, so Help > Keyboard shortcuts (gui/shortcuts.py)
 lists them from the window's actions and cannot go stale.
@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from . import theme
+from .documents.glossary_editor import open_glossary_editor
 
 if TYPE_CHECKING:
     from .window_api import WindowApi
@@ -55,8 +56,9 @@ def build_menus(window: WindowApi) -> Menus:
     a["get_models"] = _action(window, file_menu, "&Get models…", lambda: window.models_panel.get_models_dialog(),
                               tip="Download OPUS-MT models from the Hugging Face Hub")
     file_menu.addSeparator()
-    a["translate_file"] = _action(window, file_menu, "&Translate text file…", lambda: window.translate_file(),
-                                  "Ctrl+Shift+O", "Translate a whole UTF-8 .txt file and save the translation")
+    a["translate_file"] = _action(window, file_menu, "&Translate file…", lambda: window.translate_file(),
+                                  "Ctrl+Shift+O", "Translate a whole document (Word, OpenDocument, PowerPoint, Excel, "
+                                  "HTML, Markdown, subtitles, EPUB, text) keeping its formatting, and save it")
     a["save_analysis"] = _action(window, file_menu, "&Save analysis…", window.analysis_session.save_dialog, "Ctrl+S",
                                  "Save the text, model, settings, inspected translation, head and views in one small "
                                  "file")
@@ -76,6 +78,10 @@ def build_menus(window: WindowApi) -> Menus:
                              tip="Copy the model's translation into “Your translation”, to edit it")
     a["inspect"] = _action(window, translate_menu, "&Inspect this translation", box.inspect, "Ctrl+I",
                            "Score “Your translation” with the model: token probabilities, its own choices, attention")
+
+    tools_menu = bar.addMenu("T&ools")
+    a["glossary"] = _action(window, tools_menu, "&Glossary…", lambda: open_glossary_editor(window),
+                            tip="Edit a glossary, import or export it (TSV, TBX), keep it with the loaded model")
 
     view_menu = bar.addMenu("&View")
     theme_menu = view_menu.addMenu("&Theme")

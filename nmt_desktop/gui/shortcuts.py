@@ -34,7 +34,7 @@ def shortcuts_html(rows: list[tuple[str, str]]) -> str:
     body = "".join(f"<tr><td style='padding:3px 18px 3px 0'><b>{html.escape(keys)}</b></td>"
                    f"<td style='padding:3px 0'>{html.escape(label)}</td></tr>" for label, keys in rows)
     return (f"<table cellspacing='0'>{body}</table><p>In the source box, Ctrl+Enter also translates. "
-            "Drop a model folder or a .txt file onto the window to open it.</p>")
+            "Drop a model folder or a document (.docx, .md, .srt, …) onto the window to open it.</p>")
 
 
 class ShortcutsDialog(QDialog):

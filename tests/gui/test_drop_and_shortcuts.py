@@ -68,8 +68,8 @@ def test_dropping_a_txt_file_on_the_source_box_opens_translate_text_file(qtbot, 
 
 
 @pytest.mark.parametrize("what, message", [
-    ("image", "Cannot open picture.png: drop a model folder, a model .zip or a .txt file"),
-    ("two", "2 items dropped: drop one model folder or one .txt file at a time"),
+    ("image", "Cannot open picture.png: drop a model folder, a model .zip or a document (.docx, .odt, .pptx, .xlsx, .html, .md, .srt, .vtt, .epub, .txt)"),
+    ("two", "2 items dropped: drop one model folder or one document at a time"),
     ("web", "https://example.org/model.zip is not a file on this computer: download it first"),
 ])
 def test_anything_else_is_one_sentence_in_the_status_bar(qtbot, open_main_window, tiny_model_dir, tmp_path, what,

@@ -17,7 +17,7 @@ glossary in benchmarks/RESULTS.md ("Glossaries").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
@@ -92,13 +92,42 @@ def repair(translator: "Translator", unit: "Unit", translation: "Translation", c
         if len(prefix) + 2 > translator.config.max_positions - 1:
             continue
         report.repairs += 1
-        translation = translator.translate_units([unit], cfg, prefix=prefix)[0]
+        translation = _decode_after(translator, unit, prefix, cfg, constraints[i].term, report)
         kept = len(prefix)
     present = sum(target_present(translation.text, c.term) for c in constraints)
     report.asked, report.met = report.asked + len(constraints), report.met + met
     report.forced += max(0, present - met)
     report.missing += len(constraints) - present
     return translation
+
+
+def _decode_after(translator: "Translator", unit: "Unit", prefix: list[int], cfg: DecodeConfig, term: Term,
+                  report: ConstraintReport) -> "Translation":
+    """The translation with `prefix` forced. A kept span (a number: source and target the same) must stay
+    a word of its own: when the model glues a continuation to it ("2024" + "42"), the step after it is
+    decoded again with the best token that starts a word (or ends the sentence) forced instead."""
+    wide = replace(cfg, alternatives=max(cfg.alternatives, 8))
+    translation = translator.translate_units([unit], wide if term.source == term.target else cfg, prefix=prefix)[0]
+    if term.source != term.target:
+        return translation
+    tokens, after = translation.target_tokens, len(prefix)
+    if after >= len(tokens) or not _glued(translator, tokens[after - 1: after + 1]):
+        return translation
+    alternatives = translation.best.alternatives[after] if after < len(translation.best.alternatives) else []
+    eos = translator.config.eos_id
+    choice = next((a.token_id for a in alternatives if a.token_id != eos
+                   and not _glued(translator, [tokens[after - 1], a.piece])), None)
+    if choice is None:  # nothing but a continuation or the end: keep what the model said
+        return translation
+    report.repairs += 1
+    return translator.translate_units([unit], cfg, prefix=prefix + [choice])[0]
+
+
+def _glued(translator: "Translator", pair: Sequence[str]) -> bool:
+    """Whether the second piece continues the first's word with a letter or digit."""
+    if len(pair) < 2 or not pair[1] or not pair[1].lstrip("#")[:1].isalnum():
+        return False
+    return not word_starts(list(pair), translator.tokenizers.target.continuing_prefix)[1]
 
 
 def source_pieces(unit: "Unit", start: int, end: int) -> list[int]:

@@ -27,7 +27,10 @@ _NUMBER = (r"\+?\d+(?:[-/]\d+)+|"  # phone numbers, dates, ranges: 555-1234, 12/
            r"\d{1,3}(?:[,.]\d{3})+(?:\.\d+)?|\d+[.,]\d+|\d{3,}")
 _EMOJI = (r"(?:[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\U0001F1E6-\U0001F1FF]"
           r"[\uFE0F\u200D\U0001F3FB-\U0001F3FF\U0001F000-\U0001FAFF\u2600-\u27BF]*)+")
-DEFAULT_PATTERN = re.compile("|".join(f"(?:{p})" for p in (_URL, _EMAIL, _NUMBER, _EMOJI)))
+DEFAULT_PATTERN = re.compile("|".join(f"(?:{p})" for p in (_URL, _EMAIL, _EMOJI)))
+# numbers are not hidden from the model (it needs them to word the sentence: "It costs 250 euros" came out as
+# "250 kostet Euro" with a placeholder), only kept: a number the model changed is forced back in
+NUMBER_PATTERN = re.compile(_NUMBER)
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,8 @@ def compile_dnt(pattern: str | None) -> re.Pattern[str] | None:
 
 
 def dnt_spans(text: str, extra: re.Pattern[str] | None = None, automatic: bool = True) -> list[tuple[int, int]]:
-    """Character spans of `text` to keep: the user's pattern's matches first, then the automatic ones
-    (URLs, e-mail addresses, numbers with units, emoji) that do not overlap them."""
+    """Character spans of `text` to hide behind placeholders: the user's pattern's matches first, then the
+    automatic ones (URLs, e-mail addresses, emoji) that do not overlap them."""
     spans: list[tuple[int, int]] = []
     for pattern in [p for p in (extra, DEFAULT_PATTERN if automatic else None) if p is not None]:
         for m in pattern.finditer(text):
@@ -95,3 +98,10 @@ def restore(translation: str, placeholders: Sequence[Placeholder]) -> str:
         if not count:
             translation = f"{translation} {placeholder.original}".strip()
     return translation
+
+
+def number_spans(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Numbers the translation must keep as they are ("5 kg", "3.5 GHz", "1,000", "555-1234"), outside
+    the spans already taken by placeholders."""
+    return [(m.start(), m.end()) for m in NUMBER_PATTERN.finditer(text)
+            if all(m.end() <= s or m.start() >= e for s, e in taken)]

@@ -17,7 +17,7 @@ from typing import IO
 from lxml import etree
 
 from nmt_desktop.core.documents.blocks import DocumentError
-from nmt_desktop.core.documents.formats import FormatInfo
+from nmt_desktop.core.documents.format_table import FormatInfo
 
 MAX_BYTES = 200_000_000  # any document file
 MAX_UNPACKED = 1_000_000_000  # a zip's members together, as declared (zipfile stops reading at the declared size)

@@ -26,7 +26,7 @@ from nmt_desktop.core.documents.blocks import Block, Document, DocumentError, Tr
 from nmt_desktop.core.documents.constraints import Constraint, ConstraintReport, translate_constrained
 from nmt_desktop.core.documents.glossary import Glossary, Term, find_terms
 from nmt_desktop.core.documents.inline_transfer import RunInfo, transfer
-from nmt_desktop.core.documents.placeholders import Protected, dnt_spans, protect, restore
+from nmt_desktop.core.documents.placeholders import Protected, dnt_spans, number_spans, protect, restore
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Translation, Unit
@@ -126,6 +126,10 @@ def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -
         for p in protected.placeholders:
             if start <= p.start < start + len(unit.text):
                 found.append(Constraint(p.start - start, p.end - start, Term(p.name, p.name)))
+        if options.automatic_dnt:
+            names = [(p.start - start, p.end - start) for p in protected.placeholders]
+            for s, e in number_spans(unit.text, names):
+                found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e])))
         constraints.append(sorted(found, key=lambda c: c.start))
     return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail)
 

@@ -1,2 +1,3 @@
-"""File > Translate text file…: the dialog (dialog.py), the file read and written without Qt (file.py) and
-the side-by-side table (table.py)."""
+"""File > Translate file…: the dialog (dialog.py) over the core's document translation, its options
+(options.py), worker (worker.py), side-by-side table (table.py) and result line (summary.py); the glossary
+editor (glossary_editor.py) and where a model's glossary is kept (glossary_store.py)."""

@@ -1,18 +1,22 @@
-"""File > Translate text file…: a whole .txt document translated in a worker thread, with progress, ETA,
-Cancel and Save.
+"""File > Translate file…: a document of any format the core reads (Word, OpenDocument, PowerPoint, Excel,
+HTML, Markdown, subtitles, EPUB, plain text) translated with its formatting kept, in a worker thread, with
+progress, ETA, Cancel and Save.
 
-The text is cut into units by the core's one policy (core/decoding/document.py, as the Translate tab and
-`nmt-desktop translate` cut it): each line on its own, so N source lines give N translated lines and a
-blank line stays blank. They are shown as a table, a row per line, the translation beside its source line
-(document_table.py), so a line that wraps never puts the two out of step. The worker is the Translate tab's
-`TranslateWorker` (same cancellation and error handling) reporting each finished unit instead of each token.
-Cancel stops between decoding steps; nothing is written until Save, and Save writes the whole file at once
-(gui/document_file.py).
+The file is read by the core (`open_document`: a hostile or broken file is one sentence, shown here, and
+nothing starts) and shown as a side-by-side table, a row per block (table.py). Translate runs the core's
+`translate_document` with the dialog's options (options.py: glossary, do-not-translate pattern, Keep
+formatting) in `DocumentWorker` (worker.py); the core reports progress in sentences only, so the translated
+blocks fill the table when it ends. Cancel stops between batches and leaves nothing to save; Save writes
+through `save_translation` (a temporary file renamed into place, never over the source).
+
+Trust signals (per-sentence confidence) are not shown here: the preview is per block, and a block's signal
+would need quality estimation per block, which is not cheap; the Translate tab shows them per sentence.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,99 +24,94 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from nmt_desktop.core.decoding.document import document_lines
+from nmt_desktop.core.documents.blocks import DocumentError
+from nmt_desktop.core.documents.formats import FORMATS, SUFFIXES, format_of, open_document
+from nmt_desktop.core.documents.translate_document import output_path, save_translation
 
-from .file import DocumentFileError, read_document, translation_name, write_translation
-from .table import LineTable
 from ..formatting import format_eta
 from ..train.eta import EtaEstimator
-from ..workers import TranslateWorker, WorkerThread
+from ..workers import WorkerThread, one_line
+from .glossary_editor import GlossaryEditor
+from .options import DocumentOptionsBox
+from .summary import formatting_note, glossary_line
+from .table import LineTable
+from .worker import DocumentJob, DocumentWorker
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.decoding.results import Unit
     from nmt_desktop.core.decoding.translator import Translator
-    from nmt_desktop.core.decoding.results import Translation
+    from nmt_desktop.core.documents.blocks import Document
+    from nmt_desktop.core.documents.glossary import Glossary
+    from nmt_desktop.core.documents.translate_document import DocumentTranslation
 
 log = logging.getLogger("nmt_desktop.gui.document")
 
 
-class DocumentWorker(TranslateWorker):
-    """`TranslateWorker` for a whole file: `unitDone(request id, unit index, text)` as each unit is finished,
-    then `finished(request id, translations)` with one core `Translation` per line of the text."""
-
-    unitDone = Signal(int, int, str)
-
-    def _run(self, request_id: int, translator: Translator, text: str, cfg: DecodeConfig) -> None:
-        document = translator.stream_document(text, cfg)
-        self.started.emit(request_id, list(document.units))
-        done = 0
-        try:
-            for index, _step in document:
-                if self.is_cancelled(request_id):
-                    return
-                for done in range(done, index):  # a step of unit `index`: the units before it are finished
-                    self.unitDone.emit(request_id, done, document.results[done].text)
-                done = index
-        finally:
-            document.close()
-        if self.is_cancelled(request_id) or not document.finished:
-            return
-        for i in range(done, len(document.units)):
-            self.unitDone.emit(request_id, i, document.results[i].text)
-        self.finished.emit(request_id, document.translations())
+def open_filter() -> str:
+    """The file dialog's filter: every format the core reads, then each by name."""
+    every = " ".join(f"*{s}" for s in SUFFIXES)
+    named = [f"{f.name} ({' '.join(f'*{s}' for s in f.suffixes)})" for f in FORMATS]
+    return ";;".join([f"All supported ({every})", *named, "All files (*)"])
 
 
 class DocumentDialog(QDialog):
-    """Translate one text file with the loaded model; `translationFinished(lines)` when it is done."""
+    """Translate one document with the loaded model; `translationFinished(lines)` (a text per block) when done."""
 
-    translationFinished = Signal(object)  # the translated lines
+    translationFinished = Signal(object)
     _request = Signal(int, object, object, object)
 
     def __init__(self, translator: Translator, cfg: DecodeConfig, target_lang: str = "",
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, model_path: str | os.PathLike | None = None, source_lang: str = ""):
         super().__init__(parent)
-        self.setWindowTitle("Translate text file")
-        self.resize(980, 620)
-        self.translator, self.cfg, self.target_lang = translator, cfg, target_lang
+        self.setWindowTitle("Translate file")
+        self.resize(1040, 680)
+        self.translator, self.cfg, self.target_lang, self.source_lang = translator, cfg, target_lang, source_lang
+        self.model_path = model_path
         self.path: Path | None = None
+        self.document: Document | None = None
+        self.result: DocumentTranslation | None = None
+        self.lines: list[str] | None = None  # the finished translation, a text per block
+        self.glossary: Glossary | None = None  # the glossary of the translation under way or done
         self.request_id = 0
         self._next_id = 1
-        self.units: list[Unit] = []
-        self.unit_texts: list[str | None] = []
-        self.lines: list[str] | None = None  # the finished translation, a line per source line
-        self._weights: list[int] = []
         self._eta = EtaEstimator(half_life_steps=200.0)
         self._t0 = 0.0
+        self.glossary_editor: GlossaryEditor | None = None
 
         self.worker = DocumentWorker()
         self._thread = WorkerThread(self.worker, "document-worker")
         self._request.connect(self.worker.run)
-        self.worker.started.connect(self._on_started)
-        self.worker.unitDone.connect(self._on_unit_done)
+        self.worker.progressed.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self._build_ui()
 
     def _build_ui(self) -> None:
-        self.title = QLabel("")
+        self.title = QLabel("Open a file to translate")
         self.title.setObjectName("paneTitle")
+        self.options = DocumentOptionsBox(self.model_path)
+        self.options.changed.connect(lambda: self._set_running(self.running))
+        self.options.edit_glossary_button.clicked.connect(self.edit_glossary)
         self.table = LineTable()
-        self.table.setToolTip("The file, a row per line, and its translation beside each line as it is translated "
-                              "(blank lines kept)")
+        self.table.setToolTip("The document, a row per paragraph, cell or cue, and its translation beside it "
+                              "(greyed rows are kept as they are)")
         self.progress = QProgressBar()
-        self.progress.setToolTip("Share of the file's source tokens translated")
+        self.progress.setToolTip("Sentences of the document translated")
         self.status = QLabel("")
         self.status.setObjectName("hint")
+        self.status.setWordWrap(True)
         self.open_button = QPushButton("Open file…")
-        self.open_button.setToolTip("Choose another UTF-8 .txt file to translate")
+        self.open_button.setToolTip("Choose a document to translate (" + ", ".join(SUFFIXES) + ")")
         self.open_button.clicked.connect(self.choose_file)
+        self.translate_button = QPushButton("Translate")
+        self.translate_button.setObjectName("primaryButton")
+        self.translate_button.setToolTip("Translate the whole document with these options")
+        self.translate_button.clicked.connect(lambda: self._show_error(self.start()))
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop translating (nothing is saved)")
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button = QPushButton("Save…")
-        self.save_button.setObjectName("primaryButton")
-        self.save_button.setToolTip("Save the translation as a UTF-8 .txt file, a line per line of the source")
+        self.save_button.setToolTip("Save the translation as a copy of the file with its formatting")
         self.save_button.clicked.connect(lambda: self.save())
         self.close_button = QPushButton("Close")
         self.close_button.setToolTip("Close this window (a translation under way is cancelled)")
@@ -120,10 +119,11 @@ class DocumentDialog(QDialog):
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addStretch(1)
-        for b in (self.cancel_button, self.save_button, self.close_button):
+        for b in (self.translate_button, self.cancel_button, self.save_button, self.close_button):
             buttons.addWidget(b)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
+        layout.addWidget(self.options)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
@@ -139,28 +139,62 @@ class DocumentDialog(QDialog):
     def _set_running(self, running: bool) -> None:
         self.cancel_button.setEnabled(running)
         self.open_button.setEnabled(not running)
-        self.save_button.setEnabled(not running and self.lines is not None)
+        self.options.setEnabled(not running)
+        self.translate_button.setEnabled(not running and self.document is not None and self.options.valid)
+        self.save_button.setEnabled(not running and self.result is not None)
 
-    # -- starting ----------------------------------------------------------------------------------
+    def _show_error(self, message: str | None) -> None:
+        if message:
+            self.status.setText(f"⚠ {message}")
+
+    # -- opening -------------------------------------------------------------------------------------
 
     def choose_file(self) -> None:
+        """Open file…: the system's file dialog, then the file read (not yet translated: options first)."""
         start = str(self.path.parent) if self.path else ""
-        name, _ = QFileDialog.getOpenFileName(self, "Translate text file", start, "Text files (*.txt);;All files (*)")
+        name, _ = QFileDialog.getOpenFileName(self, "Translate file", start, open_filter())
         if name:
-            error = self.translate_file(name)
-            if error:
-                self.status.setText(f"⚠ {error}")
+            self._show_error(self.open_file(name))
 
-    def translate_file(self, path: str | Path) -> str | None:
-        """Read `path` and start translating it; returns the one-sentence error for a bad file (nothing starts)."""
+    def open_file(self, path: str | os.PathLike) -> str | None:
+        """Read `path` into the table; its one-sentence error if it cannot be read (the open file stays)."""
         try:
-            text = read_document(path)
-        except DocumentFileError as exc:
+            document = open_document(path)
+        except DocumentError as exc:
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 - a format module's bug must not take the app down
+            log.exception("cannot read %s", path)
+            return f"{Path(path).name} cannot be read: {one_line(exc)}"
+        if not any(block.text.strip() for block in document.blocks):
+            return f"{Path(path).name} has no text to translate"
+        self.cancel()
+        self.path, self.document, self.result, self.lines = Path(path), document, None, None
+        self.title.setText(f"{self.path.name} ({format_of(self.path).name}) → {self.target_lang or 'translation'}")
+        blocks = document.blocks
+        self.table.pairs.set_source([b.text for b in blocks], [b.where for b in blocks], [b.verbatim for b in blocks])
+        self.progress.setValue(0)
+        self.status.setText(f"{len(blocks)} blocks read: choose the options and click Translate.")
+        self._set_running(False)
+        return None
+
+    def translate_file(self, path: str | os.PathLike) -> str | None:
+        """Read `path` and start translating it with the current options; the one-sentence error for a bad file."""
+        return self.open_file(path) or self.start()
+
+    # -- translating ---------------------------------------------------------------------------------
+
+    def start(self) -> str | None:
+        """Translate the open document with the dialog's options; the one-sentence reason when it cannot."""
+        if self.document is None or self.path is None:
+            return "open a file first"
+        try:
+            options = self.options.options()
+        except (DocumentError, ValueError) as exc:
             return str(exc)
         self.cancel()
-        self.path, self.lines = Path(path), None
-        self.title.setText(f"{self.path.name} → {self.target_lang or 'translation'}")
-        self.table.pairs.set_source(document_lines(text))
+        self.result, self.lines, self.glossary = None, None, options.glossary
+        self.table.pairs.set_source(self.table.pairs.source, self.table.pairs.where, self.table.pairs.verbatim)
+        self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.status.setText("Starting…")
         self.request_id, self._next_id = self._next_id, self._next_id + 1
@@ -168,62 +202,41 @@ class DocumentDialog(QDialog):
         self._eta.reset()
         self._t0 = time.perf_counter()
         self._set_running(True)
-        log.info("translating file %s (%d characters)", self.path, len(text))
-        self._request.emit(self.request_id, self.translator, text, self.cfg)
+        log.info("translating file %s (%d blocks)", self.path, len(self.document.blocks))
+        self._request.emit(self.request_id, self.translator, DocumentJob(self.document, options), self.cfg)
         return None
 
     def cancel(self) -> None:
-        """Stop the translation under way (the worker stops before its next decoding step)."""
+        """Stop the translation under way (the core stops before its next batch); nothing is kept to save."""
         if self.request_id:
             self.worker.cancel(self.request_id)
             self.request_id = 0
+            self.result, self.lines = None, None
             self.status.setText("Cancelled: nothing was saved.")
         self._set_running(False)
 
-    # -- worker signals ------------------------------------------------------------------------------
-
-    def _on_started(self, request_id: int, units: list[Unit]) -> None:
+    def _on_progress(self, request_id: int, done: int, total: int) -> None:
         if request_id != self.request_id:
             return
-        self.units = list(units)
-        self.unit_texts = [None] * len(self.units)
-        self._weights = [max(1, len(u.source_ids)) for u in self.units]
-        self.progress.setRange(0, sum(self._weights) or 1)
-        self._show_progress()
-
-    def _on_unit_done(self, request_id: int, index: int, text: str) -> None:
-        if request_id != self.request_id or not 0 <= index < len(self.unit_texts):
-            return
-        self.unit_texts[index] = text
-        self.table.pairs.set_target(self._preview_lines())
-        self._show_progress()
-
-    def _preview_lines(self) -> list[str]:
-        """The translated lines so far: every line up to the first unit still to come."""
-        pending = next((u.line for u, t in zip(self.units, self.unit_texts) if t is None), len(self.table.pairs.source))
-        parts: list[list[str]] = [[] for _ in range(pending)]
-        for unit, text in zip(self.units, self.unit_texts):
-            if text is not None and unit.line < pending:
-                parts[unit.line].append(text)
-        return [" ".join(p) for p in parts]
-
-    def _show_progress(self) -> None:
-        done = sum(w for w, t in zip(self._weights, self.unit_texts) if t is not None)
+        self.progress.setRange(0, max(1, total))
         self.progress.setValue(done)
-        finished = sum(t is not None for t in self.unit_texts)
-        eta = self._eta.update(done, time.perf_counter() - self._t0, self.progress.maximum()) if done else None
-        self.status.setText(f"{finished} of {len(self.units)} sentences translated · about {format_eta(eta)} left")
+        eta = self._eta.update(done, time.perf_counter() - self._t0, total) if done else None
+        self.status.setText(f"{done} of {total} sentences translated · about {format_eta(eta)} left")
 
-    def _on_finished(self, request_id: int, translations: list[Translation]) -> None:
+    def _on_finished(self, request_id: int, result: DocumentTranslation) -> None:
         if request_id != self.request_id:
             return
         self.request_id = 0
-        self.lines = [t.text for t in translations]
+        self.result = result
+        self.lines = [block.target for block in result.blocks]
         self.table.pairs.set_target(self.lines)
+        self.table.pairs.notes = [formatting_note(b, r) for b, r in zip(result.document.blocks, result.blocks)]
+        self.progress.setRange(0, max(1, result.sentences))
         self.progress.setValue(self.progress.maximum())
         seconds = time.perf_counter() - self._t0
-        self.status.setText(f"Done: {len(self.lines)} lines ({len(self.units)} sentences) in {format_eta(seconds)}. "
-                            "Save… writes the translation.")
+        parts = [f"Done: {len(self.lines)} blocks ({result.sentences} sentences) in {format_eta(seconds)}.",
+                 glossary_line(result, self.glossary), "Save… writes the translation."]
+        self.status.setText(" ".join(p.rstrip(".") + "." for p in parts if p))
         self._set_running(False)
         self.translationFinished.emit(list(self.lines))
 
@@ -234,23 +247,44 @@ class DocumentDialog(QDialog):
         self.status.setText(f"⚠ Translation failed: {message}")
         self._set_running(False)
 
+    # -- glossary ------------------------------------------------------------------------------------
+
+    def edit_glossary(self) -> GlossaryEditor:
+        """Edit glossary…: the editor on the chosen glossary (or an empty one); saving it as the model's
+        glossary chooses that here."""
+        if self.glossary_editor is not None:
+            self.glossary_editor.close()
+            self.glossary_editor.deleteLater()
+        editor = GlossaryEditor(self.model_path, self.source_lang, self.target_lang, self)
+        path = self.options.glossary_path()
+        if path is not None:
+            editor.import_file(path, replace=True)
+        editor.savedAsModel.connect(lambda: self.options.refresh_glossaries(select_model=True))
+        self.glossary_editor = editor
+        editor.show()
+        return editor
+
     # -- saving and closing ----------------------------------------------------------------------------
 
-    def save(self, path: str | Path | None = None) -> Path | None:
+    def save(self, path: str | os.PathLike | None = None) -> Path | None:
         """Write the finished translation (asks where when `path` is None); None if nothing was written."""
-        if self.lines is None or self.path is None:
+        if self.result is None or self.path is None:
             return None
         if path is None:
-            suggested = str(self.path.with_name(translation_name(self.path, self.target_lang)))
-            path, _ = QFileDialog.getSaveFileName(self, "Save translation", suggested, "Text files (*.txt)")
-            if not path:
+            info = format_of(self.path)
+            suggested = str(output_path(self.path, self.target_lang or None))
+            name, _ = QFileDialog.getSaveFileName(self, "Save translation", suggested,
+                                                  f"{info.name} (*{self.path.suffix})")
+            if not name:
                 return None
+            path = name
         try:
-            saved = write_translation(path, self.lines)
-        except DocumentFileError as exc:
+            saved = save_translation(self.result, path)
+        except DocumentError as exc:
             self.status.setText(f"⚠ {exc}")
             return None
         self.status.setText(f"Saved {saved}")
+        log.info("saved the translation of %s as %s", self.path.name, saved)
         return saved
 
     def shutdown(self) -> None:

@@ -1,4 +1,6 @@
-"""The Translate text file dialog's text: a row per line of the file, the source line beside its translation.
+"""The Translate file dialog's preview: a row per block of the document (a line, a paragraph, a table cell,
+a cue), the source block beside its translation; the block's `where` is the row header and tooltip, and a
+verbatim block (a code block: never translated) is greyed.
 
 Two text panes side by side lost their line-by-line match as soon as one line wrapped more often in one pane
 than in the other (issue 29). Here a line and its translation are the two cells of one row, both wrapped, and
@@ -8,23 +10,33 @@ source. Blank lines are kept as (short) rows; the row header numbers the lines."
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from .. import theme
 
 SOURCE, TARGET = 0, 1
 _Index = QModelIndex | QPersistentModelIndex
 
 
 class LinePairs(QAbstractTableModel):
-    """The file's lines (column 0) and their translations so far (column 1, empty until translated)."""
+    """The file's blocks (column 0) and their translations so far (column 1, empty until translated)."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.source: list[str] = []
         self.target: list[str] = []
+        self.where: list[str] = []  # each row's place in the document ("body, paragraph 3"); "" for none
+        self.verbatim: list[bool] = []  # rows kept as they are (greyed)
+        self.notes: list[str] = []  # each row's formatting note once translated (summary.formatting_note)
 
-    def set_source(self, lines: list[str]) -> None:
+    def set_source(self, lines: list[str], where: list[str] | None = None,
+                   verbatim: list[bool] | None = None) -> None:
         self.beginResetModel()
         self.source, self.target = list(lines), [""] * len(lines)
+        self.where = list(where) if where is not None else [""] * len(lines)
+        self.verbatim = list(verbatim) if verbatim is not None else [False] * len(lines)
+        self.notes = [""] * len(lines)
         self.endResetModel()
 
     def set_target(self, lines: list[str]) -> None:
@@ -40,18 +52,28 @@ class LinePairs(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else 2
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> str | None:
-        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> str | QColor | None:
+        if not index.isValid():
             return None
-        return (self.source if index.column() == SOURCE else self.target)[index.row()]
+        row = index.row()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (self.source if index.column() == SOURCE else self.target)[row]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            kept = " (kept as it is: not translated)" if self.verbatim[row] else ""
+            note = f"\n{self.notes[row]}" if self.notes[row] else ""
+            return f"{self.where[row] or f'row {row + 1}'}{kept}{note}"
+        if role == Qt.ItemDataRole.ForegroundRole and self.verbatim[row]:
+            return QColor(theme.current().muted)
+        return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
                    role: int = Qt.ItemDataRole.DisplayRole) -> str | None:
-        if role != Qt.ItemDataRole.DisplayRole:
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
         if orientation == Qt.Orientation.Horizontal:
-            return ("Source", "Translation")[section]
-        return str(section + 1)
+            return ("Source", "Translation")[section] if role == Qt.ItemDataRole.DisplayRole else None
+        where = self.where[section] if 0 <= section < len(self.where) else ""
+        return where or str(section + 1)
 
 
 class LineTable(QTableView):
@@ -77,6 +99,7 @@ class LineTable(QTableView):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # fitted here, row by row
         self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        self.verticalHeader().setMaximumWidth(220)  # a long `where` ("footer 2, table 1, …") is cut, not the text
         self._fitted: set[int] = set()  # rows whose height fits their text at the current column widths
         self._fit_timer = QTimer(self)
         self._fit_timer.setSingleShot(True)

@@ -118,7 +118,7 @@ def _open_get_models(window: "MainWindow", args: argparse.Namespace) -> Any:
 
 
 def _open_document(window: MainWindow, path: str, errors: list[str]) -> DocumentDialog:
-    """--translate-file PATH: File > Translate text file… on PATH, waited for until the translation is done."""
+    """--translate-file PATH: File > Translate file… on PATH, waited for until the translation is done."""
     dialog = window.translate_file(path)
     if dialog is None:
         raise HeadlessError(errors[-1] if errors else f"cannot translate {path}")

@@ -126,3 +126,11 @@ def test_transfer_puts_plain_text_on_both_sides_of_a_bold_word_whichever_plain_r
     out = transfer(runs, source_runs, target, evidence, links, {})
     assert [t.text for t in out if t.index == 1] == ["vorlegen"]
     assert " ".join("".join(t.text for t in out).split()) == " ".join(target)
+
+
+def test_numbers_stay_in_the_text_and_are_kept_whole(en_de):
+    result = translate_lines(en_de, ["It costs 250 euros.", "In 2024 we sold 1,000 units; call 555-1234."])
+    assert result.blocks[0].target == "Es kostet 250 Euro."  # the model saw the number: no placeholder
+    second = result.blocks[1].target
+    for number in ("2024", "1,000", "555-1234"):
+        assert number in second.split() or f"{number}." in second.split(), second

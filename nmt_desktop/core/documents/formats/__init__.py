@@ -8,36 +8,11 @@ nesting, a .docx that is not a zip) in one sentence, so no adapter sees one.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from nmt_desktop.core.documents.blocks import Document, DocumentError
-
-
-@dataclass(frozen=True)
-class FormatInfo:
-    """A format: its name (messages, the formats table), suffixes, the module under formats/, the library
-    that reads it, and whether it is a zip of XML parts (what safety.py checks)."""
-    name: str
-    suffixes: tuple[str, ...]
-    module: str
-    library: str
-    zipped: bool
-
-
-FORMATS: tuple[FormatInfo, ...] = (
-    FormatInfo("Word document", (".docx",), "docx", "python-docx", True),
-    FormatInfo("OpenDocument text", (".odt",), "odt", "lxml (ODF's XML in its zip)", True),
-    FormatInfo("PowerPoint presentation", (".pptx",), "pptx", "python-pptx", True),
-    FormatInfo("Excel workbook", (".xlsx",), "xlsx", "lxml (SpreadsheetML strings in its zip)", True),
-    FormatInfo("HTML page", (".html", ".htm"), "html", "lxml.html", False),
-    FormatInfo("Markdown", (".md", ".markdown"), "markdown", "markdown-it-py", False),
-    FormatInfo("SubRip subtitles", (".srt",), "srt", "srt", False),
-    FormatInfo("WebVTT subtitles", (".vtt",), "vtt", "webvtt-py", False),
-    FormatInfo("EPUB book", (".epub",), "epub", "lxml (EPUB's XHTML in its zip)", True),
-    FormatInfo("Plain text", (".txt",), "txt", "(none: UTF-8 lines)", False),
-)
-SUFFIXES: tuple[str, ...] = tuple(s for f in FORMATS for s in f.suffixes)
+# the table of formats lives apart, so that safety.py can read it without importing this package back
+from nmt_desktop.core.documents.format_table import FORMATS, SUFFIXES, FormatInfo  # noqa: F401
 
 
 def format_of(path: str | Path) -> FormatInfo:
