@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,6 +245,16 @@ def output_path(path: str | Path, language: str | None = None) -> Path:
     return path.with_name(f"{path.stem}.{language or 'translated'}{path.suffix}")
 
 
+def _new_file_mode(source: Path) -> int:
+    """The source's permissions, else what the umask gives a new file."""
+    try:
+        return stat.S_IMODE(source.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def save_translation(result: DocumentTranslation, out: str | Path) -> Path:
     """Write the translated document to `out` through a temporary file renamed into place: a failure
     leaves no half-written file, and the input is never written over."""
@@ -256,6 +267,7 @@ def save_translation(result: DocumentTranslation, out: str | Path) -> Path:
     os.close(fd)
     try:
         result.document.save(Path(temporary), [b.runs for b in result.blocks])
+        os.chmod(temporary, _new_file_mode(source))  # mkstemp makes 0600: the translation is as readable as a new file
         os.replace(temporary, out)
     except DocumentError:
         raise

@@ -97,6 +97,10 @@ def test_save_never_replaces_the_input_nor_leaves_half_a_file(en_de, tmp_path):
         save_translation(result, tmp_path / "b.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     assert output_path(tmp_path / "report.docx", "de").name == "report.de.docx"
+    source.chmod(0o644)
+    document.fail = False
+    saved = save_translation(result, tmp_path / "c.txt")
+    assert saved.stat().st_mode & 0o777 == 0o644  # as readable as the source, not mkstemp's 0600
 
 
 def test_translate_lines_keeps_line_count(en_de):

@@ -222,7 +222,7 @@ class _Reader:
                     targets.append((mirrors[element], twin))
             style = element.find(f"{w('pPr')}/{w('pStyle')}")
             verbatim = style is not None and style.get(w("val")) in self.code_styles
-            self._add(runs, f"{part.label}, paragraph {number}", _para_writer(targets), verbatim)
+            self._add(runs, f"{part.label}, {_place(element, number)}", _para_writer(targets), verbatim)
         self.finishers.append(part.finish)
 
     def _slots(self, paragraph: etree._Element, fields: set[etree._Element]) -> list[RunSlot]:
@@ -293,3 +293,21 @@ class WordDocument:
 
 def open_document(path: Path) -> WordDocument:
     return WordDocument(Path(path))
+
+
+def _place(paragraph: etree._Element, number: int) -> str:
+    """Where a paragraph is, for the preview: "table 2, row 1, cell 3" inside a table (the outermost
+    table counted in its part), else "paragraph N"."""
+    cell = next(paragraph.iterancestors(w("tc")), None)
+    if cell is None:
+        return f"paragraph {number}"
+    row = cell.getparent()
+    table = row.getparent()
+    while next(table.iterancestors(w("tbl")), None) is not None:
+        table = next(table.iterancestors(w("tbl")))
+    body = table.getparent()
+    tables = [t for t in body.iter(w("tbl")) if next(t.iterancestors(w("tbl")), None) is None]
+    t = tables.index(table) + 1 if table in tables else 0
+    r = list(row.getparent().iterchildren(w("tr"))).index(row) + 1
+    c = list(row.iterchildren(w("tc"))).index(cell) + 1
+    return f"table {t}, row {r}, cell {c}"
