@@ -12,7 +12,7 @@ terms already placed kept inside the prefix.
 Why not dynamic beam allocation (Post & Vilar 2018): it needs a beam and per-hypothesis constraint
 bookkeeping in every search; the forced repair needs neither, works in greedy search, and places the term
 where the model's own translation of it was, so the words around it still fit. Measured against no
-glossary in benchmarks/RESULTS.md ("Glossaries").
+glossary in benchmarks/RESULTS.md ("Documents, glossaries and do-not-translate").
 """
 
 from __future__ import annotations
