@@ -16,7 +16,7 @@ TORCH_VERSION="2.13.0"
 
 log() { printf '[setup] %s\n' "$*"; }
 
-# --- 1. System libraries: Python venv support, a C++ compiler, Qt's xcb/EGL/font runtime, Xvfb ---
+# --- 1. System libraries: Python venv support, a C++ compiler, Qt's xcb/EGL/font runtime, Xvfb, .deb tools ---
 APT_PACKAGES=(
     python3-venv
     g++
@@ -24,6 +24,9 @@ APT_PACKAGES=(
     xvfb
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0 libxcb-shape0
     libxcb-image0 libxcb-render-util0 libxcb-randr0 libxcb-xinerama0 libxcb-xfixes0
+    libwayland-cursor0 libwayland-egl1  # Qt's Wayland plugins: the .deb's Depends are computed from what is installed
+    # the Debian package (packaging/build-deb.sh, tests/test_deb.py): objdump and patchelf for the spec, its checkers
+    binutils patchelf lintian desktop-file-utils appstream
 )
 
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then

@@ -91,3 +91,11 @@ def _qt_closed_down_at_exit():
         from nmt_desktop.gui.lifetime import close_down
 
         close_down()
+
+
+@pytest.fixture(scope="session")
+def frozen_bundle(repo_root, tmp_path_factory) -> Path:
+    """dist/nmt-desktop built by packaging/build.sh, once per session (test_packaging and test_deb share it)."""
+    from bundle_build import build_bundle
+
+    return build_bundle(repo_root, tmp_path_factory.mktemp("bundle"))

@@ -1,6 +1,7 @@
 """The packaged app: the frozen/source helpers, `--self-test`, and (slow) a real PyInstaller build.
 
-The slow test builds the one-folder app with packaging/build.sh into a temporary folder and runs the
+The slow test takes the one-folder app that packaging/build.sh built into a temporary folder (the session
+fixture `frozen_bundle` in conftest.py, shared with tests/test_deb.py) and runs the
 frozen binary's `--self-test` on the bundled default model, or on the tiny test model when models/
 is empty; it also runs the frozen binary's `train` subcommand, which is how the Train tab starts
 its child process in a packaged app.
@@ -137,16 +138,12 @@ def _size_mb(folder: Path) -> float:
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
-def test_frozen_app_self_test(repo_root, tiny_model_dir, marian_repo, tmp_path):
-    """Build dist/nmt-desktop into tmp with packaging/build.sh, then run the frozen app."""
+def test_frozen_app_self_test(frozen_bundle, tiny_model_dir, marian_repo, tmp_path):
+    """Run the frozen app that packaging/build.sh built (the session's `frozen_bundle`, shared with test_deb)."""
     import torch
 
-    dist = tmp_path / "dist"
-    env = dict(_env(tmp_path), PYTHON=sys.executable, NMT_BUILD_WORKDIR=str(tmp_path / "work"))
-    build = subprocess.run(["bash", str(repo_root / "packaging" / "build.sh"), str(dist)], capture_output=True,
-                           text=True, env=env, timeout=2000)
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-5000:]
-    print(build.stdout.strip().splitlines()[-1])  # "[build] built ... in N s; size M (du -sh)": in -rP logs
+    dist = frozen_bundle.parent
+    env = _env(tmp_path)
     binary = dist / "nmt-desktop" / ("nmt-desktop.exe" if sys.platform == "win32" else "nmt-desktop")
     assert binary.is_file()
 

@@ -54,6 +54,16 @@ def app_icon_path() -> Path:
     return resources_dir() / "icons" / "nmt-desktop.png"
 
 
+def third_party_notices_path() -> Path | None:
+    """THIRD_PARTY_NOTICES.txt, which packaging/notices.py writes beside the frozen binary (the licences of
+    everything bundled, the app's own MIT text first): for Help > Third-party notices. None from source,
+    where no bundle exists to describe (the LICENSE file is then the one that applies)."""
+    if not is_frozen():
+        return None
+    path = Path(sys.executable).resolve().parent / "THIRD_PARTY_NOTICES.txt"
+    return path if path.is_file() else None
+
+
 def cli_command(*args: str) -> list[str]:
     """The argv that runs `nmt-desktop ARGS...` in a child process.
 

@@ -28,6 +28,7 @@ from .models.panel import (ModelsPanel, attribution, default_model_path, human_s
                            model_label)
 from .documents.dialog import DocumentDialog
 from .documents.glossary_store import model_glossary
+from .notices import LICENSE_HTML
 from .drop import classify, install_file_drops
 from .empty_state import EmptyState
 from .analysis_session import AnalysisSession
@@ -302,7 +303,7 @@ class MainWindow(QMainWindow):
 
     def about_html(self) -> str:
         parts = [f"<h2>{APP_TITLE} {__version__}</h2>",
-                 "<p>Encoder-decoder Transformer machine translation with live attention maps.</p>"]
+                 "<p>Encoder-decoder Transformer machine translation with live attention maps.</p>", LICENSE_HTML]
         if self.info is not None:
             parts.append(info_html(self.info))  # the same readable card as the Models tab
         else:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QMenu
 
 from . import theme
 from .documents.glossary_editor import open_glossary_editor
+from .notices import show_notices
 
 if TYPE_CHECKING:
     from .window_api import WindowApi
@@ -107,6 +108,8 @@ def build_menus(window: WindowApi) -> Menus:
     help_menu = bar.addMenu("&Help")
     a["shortcuts"] = _action(window, help_menu, "&Keyboard shortcuts…", window.show_shortcuts, "F1",
                              "List every keyboard shortcut")
+    a["notices"] = _action(window, help_menu, "Third-party &notices…", lambda: show_notices(window),
+                           tip="Licences of the libraries and models bundled with the app")
     a["about"] = _action(window, help_menu, "&About NMT Desktop", window.show_about)
     check_theme(menus)
     return menus
