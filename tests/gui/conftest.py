@@ -59,3 +59,20 @@ def panel(qtbot):
     panel.show()
     yield panel
     panel.shutdown()
+
+
+@pytest.fixture
+def slowed_batches(monkeypatch) -> None:
+    """Each decoded batch takes at least 50 ms: the tiny model would otherwise finish a long document before a
+    click on Cancel arrives on a busy machine (a race the full suite lost)."""
+    import time
+
+    from nmt_desktop.core.decoding.translator import Translator
+
+    translate_units = Translator.translate_units
+
+    def slowed(self, *args, **kwargs):
+        time.sleep(0.05)
+        return translate_units(self, *args, **kwargs)
+
+    monkeypatch.setattr(Translator, "translate_units", slowed)

@@ -54,7 +54,8 @@ def test_round_trip_keeps_lines_and_blank_lines(qtbot, open_main_window, tiny_mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["letter.de.txt", "letter.txt"]  # no temporary file left
 
 
-def test_cancel_stops_and_writes_nothing(qtbot, open_main_window, tiny_model_dir, tiny_translator, tmp_path) -> None:
+def test_cancel_stops_and_writes_nothing(qtbot, open_main_window, tiny_model_dir, tiny_translator, tmp_path,
+                                         slowed_batches) -> None:
     window = open_main_window(tiny_model_dir)
     source = tmp_path / "long.txt"
     source.write_text("\n".join(["red cat runs big house", "blue dog sleeps small tree"] * 200) + "\n",

@@ -99,7 +99,8 @@ def test_docx_translated_previewed_and_saved_with_its_paragraphs(qtbot, open_mai
     assert docx.Document(str(source)).paragraphs[0].text == before.paragraphs[0].text
 
 
-def test_cancel_mid_way_writes_nothing(qtbot, open_main_window, tiny_model_dir, tmp_path, monkeypatch) -> None:
+def test_cancel_mid_way_writes_nothing(qtbot, open_main_window, tiny_model_dir, tmp_path, monkeypatch,
+                                       slowed_batches) -> None:
     window = open_main_window(tiny_model_dir)
     source = make_docx(tmp_path / "long.docx", paragraphs=400)
     dialog = open_dialog(window, qtbot, monkeypatch, source)
