@@ -1,5 +1,7 @@
-"""Do-not-translate spans: URLs, e-mail addresses, numbers with units, emoji, inline code and whatever the
-user's regular expression marks pass through the model as placeholders and come back unchanged.
+"""Do-not-translate spans: URLs, e-mail addresses, emoji, inline code and whatever the user's regular
+expression marks pass through the model as placeholders and come back unchanged; numbers (with units) stay in
+the text and are kept by forcing (`number_spans`, constraints.py), since a placeholder hides what the
+sentence is built around ("It costs 250 euros" came out as "250 kostet Euro").
 
 The bundled models know none of these (a URL or an emoji becomes byte pieces that derail them: "I love you
 😀" came out as "Ich liebe dich mit einer lebhaften Verpflichtung"), and a number is not reliably copied
