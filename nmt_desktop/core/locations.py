@@ -81,6 +81,13 @@ def user_data_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def user_config_dir() -> Path:
+    """The user's settings folder (platformdirs): settings.json and the models' saved glossaries;
+    `NMT_DESKTOP_CONFIG_DIR` overrides it (tests, portable use)."""
+    override = os.environ.get("NMT_DESKTOP_CONFIG_DIR")
+    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
+
+
 def user_models_dir() -> Path:
     return user_data_dir() / "models"
 

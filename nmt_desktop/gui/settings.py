@@ -14,6 +14,8 @@ from typing import Any
 
 import platformdirs
 
+from nmt_desktop.core.locations import user_config_dir
+
 APP_NAME = "nmt-desktop"
 SETTINGS_FILE = "settings.json"
 LOG_FILE = "nmt-desktop.log"
@@ -23,8 +25,7 @@ log = logging.getLogger("nmt_desktop.gui")
 
 
 def config_dir() -> Path:
-    override = os.environ.get("NMT_DESKTOP_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
+    return user_config_dir()
 
 
 def log_dir() -> Path:

@@ -13,7 +13,7 @@ import os
 import random
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -64,12 +64,15 @@ def _swap_in(tmp: Path, final: Path) -> None:
 
 
 def write_model_atomically(folder: Path, model: Transformer, tokenizers: TokenizerPair, card: dict,
-                           extra: dict[str, Any] | None = None) -> Path:
-    """Save a model folder via NAME.tmp and a swap; `extra` adds trainer state (see save_checkpoint)."""
+                           extra: dict[str, Any] | None = None, files: Sequence[Path] = ()) -> Path:
+    """Save a model folder via NAME.tmp and a swap; `extra` adds trainer state (see save_checkpoint), `files`
+    are copied in as they are (the glossary kept from the parent model)."""
     folder = Path(folder)
     tmp = folder.with_name(folder.name + ".tmp")
     _remove(tmp)
     save_model(tmp, model, tokenizers, card)
+    for path in files:
+        shutil.copyfile(path, tmp / Path(path).name)
     if extra is not None:
         state_dir = tmp / STATE_DIR
         state_dir.mkdir()
@@ -133,13 +136,13 @@ def rng_from_safe(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> Non
 
 
 def save_checkpoint(folder: Path, model: Transformer, tokenizers: TokenizerPair, card: dict,
-                    optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> Path:
-    """Model folder + optimizer, RNG and loop state (`state` must be JSON-able)."""
+                    optimizer: torch.optim.Optimizer, state: dict[str, Any], files: Sequence[Path] = ()) -> Path:
+    """Model folder + optimizer, RNG and loop state (`state` must be JSON-able); `files` as write_model_atomically."""
     opt_tensors, opt_meta = optimizer_to_safe(optimizer)
     rng_tensors, rng_meta = rng_to_safe()
     full_state = dict(state, optimizer=opt_meta, rng=rng_meta)
     return write_model_atomically(folder, model, tokenizers, card,
-                                  {"tensors": {**opt_tensors, **rng_tensors}, "state": full_state})
+                                  {"tensors": {**opt_tensors, **rng_tensors}, "state": full_state}, files)
 
 
 def is_complete(folder: Path) -> bool:

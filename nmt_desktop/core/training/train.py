@@ -8,7 +8,9 @@ saves a checkpoint and returns.
 Run folder layout: `train_config.toml` (effective config), `last/` (model folder +
 `trainer_state/`, the resume point), `best/` (model folder with the best dev BLEU),
 `events.jsonl` (every progress event), and with `keep_checkpoints = N` the newest N evaluated
-models in `checkpoints/step-NNNNNNN/` (for `nmt-desktop export --average`).
+models in `checkpoints/step-NNNNNNN/` (for `nmt-desktop export --average`). Fine-tuning from a model
+that has a glossary (core/documents/model_glossary.py) keeps it: `glossary.tsv` in the run folder and in
+every model folder the run writes, and the card says so.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
+from nmt_desktop.core.documents.blocks import DocumentError
+from nmt_desktop.core.documents.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
 from nmt_desktop.core.formats.model_card import source_words
 from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.locations import resolve_model_path
@@ -178,6 +182,20 @@ class Trainer:
         tokenizers = TokenizerPair.load(tok_dir)
         return build_model(self._model_config(tokenizers), seed=cfg.seed), tokenizers
 
+    def _keep_glossary(self) -> KeptGlossary | None:
+        """The parent model's glossary, copied into the run folder when fine-tuning starts (a resumed run keeps
+        that copy): every model folder the run writes carries it, so the new model keeps the parent's terms."""
+        cfg = self.cfg
+        if not cfg.from_model or not self.dist.main:
+            return None
+        copy = self.out / GLOSSARY_FILE
+        parent = self.out if self.resume and copy.is_file() else resolve_model_path(cfg.from_model, lambda _: None)
+        try:
+            kept = keep_parent_glossary(parent, self.out)
+        except (DocumentError, OSError) as exc:
+            raise TrainingError(f"the glossary of {cfg.from_model} cannot be kept for the new model: {exc}") from None
+        return dataclasses.replace(kept, parent=cfg.from_model) if kept is not None else None
+
     def _freeze(self, model: Transformer) -> None:
         if self.cfg.freeze == "embeddings":
             model.tgt_embed.weight.requires_grad_(False)
@@ -208,6 +226,7 @@ class Trainer:
         train, dev = self._read_data()
         self._source_words = source_words(src for src, _ in train.pairs)  # the card says how long inputs were
         model, self.tokenizers = self._init_model(train)
+        self.kept_glossary = self._keep_glossary()
         self._freeze(model)
         self.model = model.to(self.device)
         self.config = model.config
@@ -411,12 +430,13 @@ class Trainer:
                     st.evals_since_best += 1
                 early = cfg.patience > 0 and st.evals_since_best >= cfg.patience
                 self.emit("eval", **metrics, best=improved, best_bleu=st.best_bleu, best_step=st.best_step)
-            card = self._card(metrics)
+            card, files = self._card(metrics), self._kept_files()
             if improved or (not self.dev_pairs and final):
-                write_model_atomically(self.out / "best", self.model, self.tokenizers, card)
+                write_model_atomically(self.out / "best", self.model, self.tokenizers, card, files=files)
             if cfg.keep_checkpoints and metrics:
                 self._keep_snapshot(card)
-            save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st))
+            save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st),
+                            files)
             self.emit("checkpoint", last=str(self.out / "last"),
                       best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step,
                       pause_s=round(time.perf_counter() - paused, 2))  # evaluating and saving: not in elapsed_s
@@ -429,7 +449,7 @@ class Trainer:
     def _keep_snapshot(self, card: dict[str, Any]) -> None:
         """Save this evaluated model as checkpoints/step-NNNNNNN and drop all but the newest N."""
         write_model_atomically(self.out / CHECKPOINTS_DIR / f"step-{self.state.step:07d}", self.model,
-                               self.tokenizers, card)
+                               self.tokenizers, card, files=self._kept_files())
         for old in snapshots(self.out)[: -self.cfg.keep_checkpoints]:
             shutil.rmtree(old, ignore_errors=True)
 
@@ -452,10 +472,16 @@ class Trainer:
                          "torch": torch.__version__},
             "parameters": count_parameters(self.model),
         }
+        if self.kept_glossary is not None:
+            card["glossary"] = self.kept_glossary.card_note()
         if metrics:
             card["dev"] = {k: metrics[k] for k in ("bleu", "chrf", "dev_loss", "dev_ppl") if k in metrics}
             card["dev"]["step"] = st.step
         return card
+
+    def _kept_files(self) -> list[Path]:
+        """What each model folder of the run carries besides the model: the parent's glossary, if kept."""
+        return [self.kept_glossary.path] if self.kept_glossary is not None else []
 
     def _steps_per_epoch_cached(self) -> int:
         if not hasattr(self, "_spe"):

@@ -1,44 +1,32 @@
-"""Where a model's own glossary is kept: `<config dir>/glossaries/<model folder name>-<hash>/glossary.tsv`.
-
-A glossary belongs to a language pair and a domain, so it is saved per model (the Translate file dialog offers
-it whenever that model is loaded) rather than inside the model folder, which may be bundled, read-only or
-replaced by a download. The folder name carries a short hash of the model's resolved path, so two models whose
-folders share a name ("en-de" bundled and "en-de" downloaded) keep separate glossaries. The config dir is the
-settings' (NMT_DESKTOP_CONFIG_DIR honoured), so tests and portable installs keep glossaries beside settings.
+"""Where a model's glossary is kept, for the GUI: the core's places (core/documents/model_glossary.py), the
+user's saved glossary under the settings' config dir first, else the one the model folder carries (kept from
+the model it was fine-tuned from). Save as the model's glossary always writes the user's file, since the model
+folder may be bundled or read-only.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..settings import config_dir
+from nmt_desktop.core.documents.model_glossary import model_glossary_file, saved_glossary_path
 
 if TYPE_CHECKING:
     from nmt_desktop.core.documents.glossary import Glossary
 
-GLOSSARY_FILE = "glossary.tsv"
 log = logging.getLogger("nmt_desktop.gui.glossary")
 
 
 def model_glossary_path(model_path: str | os.PathLike) -> Path:
-    """The file where the model at `model_path` keeps its glossary (it need not exist yet)."""
-    resolved = Path(model_path).expanduser().resolve()
-    digest = hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:8]
-    name = re.sub(r"[^\w.-]+", "_", resolved.name or "model")[:60]
-    return config_dir() / "glossaries" / f"{name}-{digest}" / GLOSSARY_FILE
+    """The file Save as the model's glossary writes for the model at `model_path` (it need not exist yet)."""
+    return saved_glossary_path(model_path)
 
 
 def saved_model_glossary(model_path: str | os.PathLike | None) -> Path | None:
-    """The model's saved glossary file, or None when there is no model or it has none yet."""
-    if model_path is None:
-        return None
-    path = model_glossary_path(model_path)
-    return path if path.is_file() else None
+    """The glossary the model uses (the user's saved one, else its folder's), or None when it has none."""
+    return model_glossary_file(model_path)
 
 
 def model_glossary(model_path: str | os.PathLike | None) -> "Glossary | None":
