@@ -91,8 +91,11 @@ class FolderSource(ModelSource):
             raise ModelFolderError(path, f"cannot be read ({exc.strerror or exc})") from None
 
     def read(self, name: str, limit: int) -> bytes:
-        with self._opened(name, limit) as (f, _):
-            data = f.read(limit + 1)
+        with self._opened(name, limit) as (f, size):
+            # read what the file holds, not the cap: read(n) allocates n bytes first (256 MiB for a tokenizer)
+            data = f.read(size + 1)
+            if len(data) > size:  # it grew since it was measured: read on, still capped
+                data += f.read(limit + 1 - len(data))
         if len(data) > limit:
             raise ModelFolderError(name, f"is too large (over {limit} bytes)")
         return data
