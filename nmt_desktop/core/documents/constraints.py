@@ -17,7 +17,7 @@ glossary in benchmarks/RESULTS.md ("Documents, glossaries and do-not-translate")
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
@@ -27,7 +27,8 @@ from nmt_desktop.core.analysis.masking import prediction_difference
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.pipeline import length_sorted
-from nmt_desktop.core.documents.glossary import Term, target_present
+from nmt_desktop.core.documents.glossary import Term, target_as_word
+from nmt_desktop.core.documents.placement import Span, place
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Translation, Unit
@@ -36,21 +37,53 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Constraint:
-    """Characters [start, end) of a unit's source text must come out as `term.target`."""
+    """Characters [start, end) of a unit's source text must come out as `term.target`; `kept`: a span kept
+    as it is (a number, a do-not-translate placeholder) rather than a glossary term."""
     start: int
     end: int
     term: Term
+    kept: bool = False
+
+
+@dataclass(frozen=True)
+class TermOutcome:
+    """What happened to one term in one sentence: "used" (the model's own translation has it), "placed"
+    (forced in, the rest of the sentence as it was), "changed" (forced in, the rest changed: `rest` is the
+    chrF of the rest against the translation without it), or "not placed" (the translation without it
+    was kept, `reason` says why)."""
+    term: Term
+    status: str
+    sentence: str
+    kept: bool = False
+    rest: float = 100.0
+    reason: str = ""
 
 
 @dataclass
 class ConstraintReport:
-    """What forcing did: constraints asked for, already met by the model, forced in, and still missing
-    (a term whose place could not be found or that would not fit the model)."""
+    """What forcing did: constraints asked for, already met by the model, forced in (`changed` of them
+    changed the rest of their sentence), and not placed; `outcomes` one per constraint, in order."""
     asked: int = 0
     met: int = 0
     forced: int = 0
     missing: int = 0
     repairs: int = 0  # extra decodes run
+    changed: int = 0
+    outcomes: list[TermOutcome] = field(default_factory=list)
+
+    def add(self, outcome: TermOutcome) -> None:
+        self.outcomes.append(outcome)
+        self.asked += 1
+        self.met += outcome.status == "used"
+        self.forced += outcome.status in ("placed", "changed")
+        self.changed += outcome.status == "changed"
+        self.missing += outcome.status == "not placed"
+
+    def extend(self, other: "ConstraintReport") -> None:
+        """Add another report's counts and outcomes to this one (the CLI's total over its batches)."""
+        for name in ("asked", "met", "forced", "missing", "repairs", "changed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.outcomes += other.outcomes
 
 
 def translate_constrained(translator: "Translator", units: Sequence["Unit"], constraints: Sequence[Sequence[Constraint]],
@@ -76,58 +109,30 @@ def translate_constrained(translator: "Translator", units: Sequence["Unit"], con
 
 def repair(translator: "Translator", unit: "Unit", translation: "Translation", constraints: Sequence[Constraint],
            cfg: DecodeConfig, report: ConstraintReport) -> "Translation":
-    """The translation with each missing constraint forced in at its place (see the module docstring)."""
-    met = sum(target_present(translation.text, c.term) for c in constraints)
+    """The translation with each missing constraint placed (placement.py: as its own word, the rest of the
+    sentence kept), in source order, the terms placed before kept in the forced prefix; a term that
+    cannot be placed well is reported as not placed and the translation stays without it."""
+    language = translator.config.tgt_lang.split("_")[0].lower()
     kept = 0  # target tokens at the start that hold the terms forced so far
-    tried: set[int] = set()
-    for _ in range(len(constraints)):
-        missing = [i for i, c in enumerate(constraints) if i not in tried and not target_present(translation.text, c.term)]
-        if not missing:
-            break
-        i = missing[0]
-        tried.add(i)
-        position = term_position(translator, translation, unit, constraints[i], kept)
-        before = translator.tokenizers.target.decode(translation.target_ids[:position])
-        prefix = translator.target_prefix_ids(f"{before} {constraints[i].term.target}".strip())
-        if len(prefix) + 2 > translator.config.max_positions - 1:
+    outcomes: list[TermOutcome] = []
+    for c in constraints:
+        if target_as_word(translation.text, c.term):
+            outcomes.append(TermOutcome(c.term, "used", unit.text, c.kept))
             continue
-        report.repairs += 1
-        translation = _decode_after(translator, unit, prefix, cfg, constraints[i].term, report)
-        kept = len(prefix)
-    present = sum(target_present(translation.text, c.term) for c in constraints)
-    report.asked, report.met = report.asked + len(constraints), report.met + met
-    report.forced += max(0, present - met)
-    report.missing += len(constraints) - present
+        spans = term_spans(translator, translation, unit, c, kept)
+        placement = place(translator, unit, translation, c.term, spans, cfg, language,
+                          None if c.kept else source_plural(unit.text[c.start:c.end], c.term))
+        report.repairs += placement.decodes
+        if placement.translation is None:
+            outcomes.append(TermOutcome(c.term, "not placed", unit.text, c.kept, placement.rest, placement.reason))
+            continue
+        translation, kept = placement.translation, placement.kept
+        outcomes.append(TermOutcome(c.term, placement.status, unit.text, c.kept, placement.rest))
+    for c, outcome in zip(constraints, outcomes):  # a later repair may have dropped an earlier term
+        if outcome.status != "not placed" and not target_as_word(translation.text, c.term):
+            outcome = replace(outcome, status="not placed", reason="a later term's repair pushed it out")
+        report.add(outcome)
     return translation
-
-
-def _decode_after(translator: "Translator", unit: "Unit", prefix: list[int], cfg: DecodeConfig, term: Term,
-                  report: ConstraintReport) -> "Translation":
-    """The translation with `prefix` forced. A kept span (a number: source and target the same) must stay
-    a word of its own: when the model glues a continuation to it ("2024" + "42"), the step after it is
-    decoded again with the best token that starts a word (or ends the sentence) forced instead."""
-    wide = replace(cfg, alternatives=max(cfg.alternatives, 8))
-    translation = translator.translate_units([unit], wide if term.source == term.target else cfg, prefix=prefix)[0]
-    if term.source != term.target:
-        return translation
-    tokens, after = translation.target_tokens, len(prefix)
-    if after >= len(tokens) or not _glued(translator, tokens[after - 1: after + 1]):
-        return translation
-    alternatives = translation.best.alternatives[after] if after < len(translation.best.alternatives) else []
-    eos = translator.config.eos_id
-    choice = next((a.token_id for a in alternatives if a.token_id != eos
-                   and not _glued(translator, [tokens[after - 1], a.piece])), None)
-    if choice is None:  # nothing but a continuation or the end: keep what the model said
-        return translation
-    report.repairs += 1
-    return translator.translate_units([unit], cfg, prefix=prefix + [choice])[0]
-
-
-def _glued(translator: "Translator", pair: Sequence[str]) -> bool:
-    """Whether the second piece continues the first's word with a letter or digit."""
-    if len(pair) < 2 or not pair[1] or not pair[1].lstrip("#")[:1].isalnum():
-        return False
-    return not word_starts(list(pair), translator.tokenizers.target.continuing_prefix)[1]
 
 
 def source_pieces(unit: "Unit", start: int, end: int) -> list[int]:
@@ -146,16 +151,28 @@ def source_pieces(unit: "Unit", start: int, end: int) -> list[int]:
     return [p for p, w in enumerate(owners) if w in inside]
 
 
-def term_position(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
-                  kept: int) -> int:
-    """The target token index (a word's first piece, at or after `kept`) where the model translated the
-    constraint's source words: the largest probability drop when they are masked, else the most attention
-    on them, else the same relative place as in the source."""
+def source_plural(found: str, term: Term) -> bool | None:
+    """Whether the source words found for a term are an English plural ("hospitals" for "hospital");
+    None when the term's own source is written as a plural or the ending says nothing."""
+    last, own = found.split()[-1].lower() if found.split() else "", term.source.split()[-1].lower() if term.source.split() else ""
+    if own.endswith("s") and not own.endswith(("ss", "us", "is")):
+        return None
+    if last == own:
+        return False
+    return last.endswith("s") and not last.endswith(("'s", "’s"))
+
+
+def term_spans(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
+               kept: int, count: int = 2) -> list[Span]:
+    """Up to `count` target words (at or after token `kept`), most likely first, where the model translated
+    the constraint's source words: the largest probability drops when they are masked, else the most
+    attention on them, else the same relative place as in the source. At the end of the translation
+    (an empty span) when it has no word there."""
     tokens = translation.target_tokens
     eos = translator.config.eos_id
     length = len(tokens) - (1 if translation.target_ids and translation.target_ids[-1] == eos else 0)
     if length <= kept:
-        return length
+        return [Span(length, length)]
     pieces = source_pieces(unit, constraint.start, constraint.end)
     scores = np.zeros(length)
     if pieces:
@@ -166,12 +183,18 @@ def term_position(translator: "Translator", translation: "Translation", unit: "U
     if not pieces or scores.max(initial=0.0) <= 0:
         relative = constraint.start / max(1, len(unit.text))
         scores = -np.abs(np.arange(length) / max(1, length) - relative)
-    scores[:kept] = -np.inf
-    best = int(np.argmax(scores))
     starts = word_starts(tokens[:length], translator.tokenizers.target.continuing_prefix)
-    while best > kept and not starts[best]:
-        best -= 1
-    return best
+    words = [i for i in range(kept, length) if starts[i] or i == kept]  # word starts at or after `kept`
+    ends = words[1:] + [length]
+    ranked = sorted(range(len(words)), key=lambda w: (-float(scores[words[w]: ends[w]].max()), w))
+    return [Span(words[w], ends[w]) for w in ranked[:count]]
+
+
+def term_position(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
+                  kept: int) -> int:
+    """The target token index (a word's first piece, at or after `kept`) where the model translated the
+    constraint's source words (`term_spans`' first)."""
+    return term_spans(translator, translation, unit, constraint, kept, 1)[0].start
 
 
 def apply_glossary(translator: "Translator", units: Sequence["Unit"], translations: Sequence["Translation"],

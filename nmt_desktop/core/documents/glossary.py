@@ -192,11 +192,28 @@ def find_terms(sentence: str, terms: Sequence[Term]) -> list[TermMatch]:
 def target_present(translation: str, term: Term) -> bool:
     """Whether a translation uses the target term: at a word start, case-insensitive on its first letter
     (which a sentence start capitalises), in an inflected form too ("Gebäudes" for "Gebäude")."""
+    return re.search(rf"(?<!\w){_term_pattern(term)}", translation) is not None
+
+
+# endings a target word may carry and still be the term ("Gebäudes", "Kliniken", "hôpitaux"), not a compound
+_TARGET_ENDINGS = ("", "e", "n", "en", "s", "es", "er", "ern", "x", "nen")
+
+
+def _term_pattern(term: Term) -> str:
+    """The target term as a regex, case-insensitive on its first letter (which a sentence start capitalises)."""
     pattern = re.escape(term.target)
     if term.target[:1].isalpha():
         first = term.target[0]
         pattern = f"[{re.escape(first.lower())}{re.escape(first.upper())}]" + re.escape(term.target[1:])
-    return re.search(rf"(?<!\w){pattern}", translation) is not None
+    return pattern
+
+
+def target_as_word(translation: str, term: Term, inflected: bool = True) -> bool:
+    """Whether the translation has the target term as a word of its own: not glued into another word
+    ("Kliniktahre", "Klinikum" do not count); with `inflected`, an inflected form counts ("Kliniken")."""
+    endings = "|".join(re.escape(e) for e in (_TARGET_ENDINGS if inflected else ("",)))
+    end = r"(?!\w)" if term.target[-1:].isalnum() or term.target[-1:] == "_" else ""
+    return re.search(rf"(?<!\w){_term_pattern(term)}(?:{endings}){end}", translation) is not None
 
 
 def merged(glossaries: Iterable[Glossary]) -> Glossary:

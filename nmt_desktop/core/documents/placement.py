@@ -1,0 +1,211 @@
+"""Placing one missing term into a translation so that it stands as its own word and the rest survives.
+
+constraints.py finds where the model translated the term's source words (`term_spans`); here the term is
+put there and the result judged against the translation without it:
+
+1. The determiner before the place is re-decided with the term after it (determiners.py gives the forms
+   of the same case): the model scores the term after each form, and the form it finds the term most
+   likely after wins ("das Krankenhaus" -> "die Klinik": the model's own article fitted its own noun).
+2. Two ways to go on after the term, both decoded: *continue* (the model finishes the sentence, the step
+   after the term forced to start a new word or be punctuation when the model would glue a piece on:
+   "Klinik" + "tahre"), and *splice* (the words the model wrote after its own rendering of the term, kept
+   as they were: the unforced suffix as guidance), which is refused when the model finds that suffix much
+   less likely after the term than after its own word (the term does not fit there).
+3. Each result is judged: the term must stand alone (`glossary.target_as_word`, no inflection), and the
+   rest of the sentence (the term taken out, and the replaced words out of the translation before) is
+   compared by chrF. *continue* is kept when the rest is as it was, else *splice* when it fits, else
+   *continue* when the rest is still close, else the next place the masking found; when nothing is
+   acceptable the term is not placed and the translation stays as it was, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from nmt_desktop.core.analysis.words import word_starts
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.documents.determiners import alternatives, joined
+from nmt_desktop.core.documents.glossary import Term, target_as_word
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.results import Translation, Unit
+    from nmt_desktop.core.decoding.translator import Translator
+
+KEEP = 90.0  # chrF of the rest at or above: the sentence is as it was
+ACCEPT = 75.0  # below: the term changed too much of the sentence to be forced
+FLUENCY = 1.5  # nats per token the kept suffix may lose after the term before a splice is refused
+_ELIDED = re.compile(r"^(\w{1,2}['’])(?=\w)")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Target tokens [start, end) of the translation where the model rendered a constraint's source."""
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The outcome of placing one term: the new translation (None: not placed), "placed" or "changed"
+    (the rest of the sentence differs), the chrF of the rest against before, and why when not placed."""
+    translation: "Translation | None"
+    status: str
+    rest: float
+    reason: str = ""
+    decodes: int = 0
+    kept: int = 0  # target tokens up to the end of the placed term
+
+
+def rest_chrf(after: str, term: str, before: str, replaced: str) -> float:
+    """chrF of `after` without the term against `before` without the words the term replaced."""
+    from sacrebleu.metrics import CHRF
+
+    def without(text: str, part: str) -> str:
+        if not part.strip():
+            return text
+        found = re.search(rf"(?<!\w){re.escape(part.strip())}", text, flags=re.IGNORECASE)
+        return text if found is None else (text[:found.start()] + " " + text[found.end():])
+
+    a, b = " ".join(without(after, term).split()), " ".join(without(before, replaced).split())
+    if not a and not b:
+        return 100.0
+    return CHRF().sentence_score(a, [b]).score
+
+
+def place(translator: "Translator", unit: "Unit", current: "Translation", term: Term, spans: Sequence[Span],
+          cfg: DecodeConfig, language: str, plural: bool | None = None) -> Placement:
+    """`term` placed at the first of `spans` where it fits (the module docstring), else not placed.
+    `plural`: whether the source word is plural (None: unknown), which limits the determiners tried."""
+    tokenizer = translator.tokenizers.target
+    ids = list(current.target_ids)
+    length = len(ids) - (1 if ids and ids[-1] == translator.config.eos_id else 0)
+    decodes, reason, best_rest = 0, "the model's translation has no place for it", -1.0
+    for span in spans:
+        head_words = tokenizer.decode(ids[:span.start]).split()
+        replaced = tokenizer.decode(ids[span.start:span.end]).strip()
+        elided = _ELIDED.match(replaced)
+        if elided:  # "l'hôpital": the article stays, the noun is replaced
+            head_words.append(elided.group(1))
+        target = term.target
+        if not head_words and current.text[:1].isupper() and target[:1].islower():
+            target = target[:1].upper() + target[1:]  # the term opens the sentence
+        shown = Term(term.source, target, term.note)
+        prefix, old, new, scored = _with_determiner(translator, unit, head_words, shown, cfg, language, plural)
+        decodes += scored
+        if elided:
+            old = old[:len(old) - len(elided.group(1))].rstrip()  # the replaced word holds the elided article
+        before_part, after_part = " ".join(x for x in (old, replaced) if x), joined(new, shown.target) if new else shown.target
+        if len(prefix) + 2 > translator.config.max_positions - 1:
+            return Placement(None, "not placed", 0.0, "the sentence would be too long for the model", decodes)
+        tail = ids[span.end:length]
+        candidates = []
+        translation, extra = _continue(translator, unit, prefix, cfg)
+        decodes += 1 + extra
+        candidates.append(("continue", translation))
+        if tail and len(prefix) + len(tail) + 2 <= translator.config.max_positions - 1:
+            spliced = translator.translate_units([unit], cfg, prefix=prefix + tail)[0]
+            decodes += 1
+            if _fits(current, span.end, length, spliced, len(prefix), len(tail)):
+                candidates.append(("splice", spliced))
+            else:
+                reason = "the rest of the sentence does not fit after it"
+        judged = []
+        for kind, translation in candidates:
+            if not target_as_word(translation.text, shown, inflected=False):
+                reason = "it would be glued into another word"
+                continue
+            rest = rest_chrf(translation.text, after_part, current.text, before_part)
+            best_rest = max(best_rest, rest)
+            judged.append((kind, translation, rest))
+        for kind, translation, rest in judged:
+            if kind == "continue" and rest >= KEEP:
+                return Placement(translation, "placed", rest, "", decodes, len(prefix))
+        for kind, translation, rest in judged:
+            if kind == "splice" and rest >= ACCEPT:
+                return Placement(translation, "placed" if rest >= KEEP else "changed", rest, "", decodes, len(prefix))
+        for kind, translation, rest in judged:
+            if rest >= ACCEPT:
+                return Placement(translation, "changed", rest, "", decodes, len(prefix))
+        if judged:
+            reason = (f"forcing it would change the rest of the sentence (chrF {best_rest:.0f} against the "
+                      f"translation without it)")
+    return Placement(None, "not placed", max(best_rest, 0.0), reason, decodes)
+
+
+def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[str], term: Term, cfg: DecodeConfig,
+                     language: str, plural: bool | None) -> tuple[list[int], str, str, int]:
+    """The forced prefix (ids): the words before the place, the determiner the model finds the term most
+    likely after, and the term; the determiner before and after ("" when none was re-decided), and how
+    many scoring passes it took (0 or 1)."""
+    encode = translator.target_prefix_ids
+    options: list[tuple[list[str], str]] = [(head_words, "")]
+    for width in (2, 1):  # "de la", "in der" before "la", "der"
+        if len(head_words) >= width:
+            forms = alternatives(" ".join(head_words[-width:]), language, term.target, plural)
+            if len(forms) > 1:
+                options = [(head_words[:-width], form) for form in forms]
+                break
+    texts = [" ".join([*words, joined(form, term.target) if form else term.target]) for words, form in options]
+    if len(options) == 1:
+        return encode(texts[0]), "", "", 0
+    targets = [encode(text) for text in texts]
+    term_tokens = [len(t) - _common(t, encode(" ".join([*w, f]))) for t, (w, f) in zip(targets, options)]
+    scored = translator.translate_units([unit] * len(targets), replace_cfg(cfg), targets=targets)
+    # the term's tokens after each determiner: log p(term | source, words before, determiner)
+    fit = [sum(s.best.token_logprobs[len(t) - k: len(t)]) for s, t, k in zip(scored, targets, term_tokens)]
+    best = max(range(len(fit)), key=lambda i: (fit[i], -i))
+    return targets[best], options[0][1], options[best][1], 1
+
+
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    """The length of the common start of two id lists."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def replace_cfg(cfg: DecodeConfig) -> DecodeConfig:
+    """Scoring needs no alternatives or attention."""
+    from dataclasses import replace
+
+    return replace(cfg, alternatives=0, beam_size=1, nbest=1)
+
+
+def _continue(translator: "Translator", unit: "Unit", prefix: list[int], cfg: DecodeConfig) -> tuple["Translation", int]:
+    """The translation with `prefix` forced; when the model glues a piece onto the term's last word
+    ("Klinik" + "tahre"), the step after it decoded again with the best token that starts a word, is
+    punctuation or ends the sentence (extra decodes: 0 or 1)."""
+    from dataclasses import replace
+
+    wide = replace(cfg, alternatives=max(cfg.alternatives, 16))
+    translation = translator.translate_units([unit], wide, prefix=prefix)[0]
+    tokens, after = translation.target_tokens, len(prefix)
+    if after >= len(tokens) or not glued(translator, tokens[after - 1: after + 1]):
+        return translation, 0
+    alternatives_ = translation.best.alternatives[after] if after < len(translation.best.alternatives) else []
+    choice = next((a.token_id for a in alternatives_ if not glued(translator, [tokens[after - 1], a.piece])), None)
+    if choice is None:
+        return translation, 0
+    if choice == translator.config.eos_id:
+        return translator.translate_units([unit], cfg, prefix=prefix, targets=[prefix])[0], 1
+    return translator.translate_units([unit], cfg, prefix=prefix + [choice])[0], 1
+
+
+def glued(translator: "Translator", pair: Sequence[str]) -> bool:
+    """Whether the second piece continues the first's word with a letter or digit."""
+    if len(pair) < 2 or not pair[1] or not pair[1].lstrip("#")[:1].isalnum():
+        return False
+    return not word_starts(list(pair), translator.tokenizers.target.continuing_prefix)[1]
+
+
+def _fits(current: "Translation", end: int, length: int, spliced: "Translation", start: int, count: int) -> bool:
+    """Whether the kept suffix (and the end of the sentence) is about as likely after the term as after
+    the model's own word: mean log-prob per token, within FLUENCY."""
+    before = current.best.token_logprobs[end: length + 1]
+    after = spliced.best.token_logprobs[start: start + count + 1]
+    if not before or not after:
+        return True
+    return sum(before) / len(before) - sum(after) / len(after) <= FLUENCY
