@@ -5,15 +5,21 @@ left out marked in the source box.
 
 Why a job of its own: the estimate runs after `translationDone`, and a new request, a new model or an edited
 source makes it stale; `TrustLine` is a `JobView`, so such a result is dropped by the request id, and its inputs
-(translator, translations) are checked again when it lands. Colours: a background per kind of flag behind the
-theme's text colours (AA contrast in the light and the dark theme, tests/gui/translate/test_trust.py), underlined,
-and the reason in every flagged token's tooltip, so colour is never the only cue.
+(translator, translations) are checked again when it lands. Every sentence is checked (issue 41: the first 40
+only, unsaid, before), one at a time, the line counting them ("12 of 90 sentences"); a superseded check stops
+between sentences. Cost on the bundled en-de model (benchmarks/trust_line_cost.py): 85-120 ms a sentence on one
+loaded core, 8-11 s for 90 sentences, two to three times their beam-4 translation: fine in the background.
+
+Colours: a background per kind of flag behind the theme's text colours (AA contrast in the light and the dark
+theme, tests/gui/translate/test_trust.py), underlined, and the reason in every flagged token's tooltip, so colour
+is never the only cue.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -32,7 +38,6 @@ if TYPE_CHECKING:
     from .document_model import TranslationDocument
 
 log = logging.getLogger("nmt_desktop.gui.translate.trust")
-MAX_UNITS = 40  # sentences estimated per request (a long document: the first ones)
 KIND_WORDS = {"doubted": "doubted", "untranslated": "possibly left out", "unsupported": "not supported by the source",
               "repeated": "repeated"}
 # (light, dark) backgrounds per kind, behind the theme's text, warning and error colours (AA in both themes)
@@ -56,7 +61,7 @@ def estimate_pairs(translator: Any, translations: Sequence[Translation]) -> list
     if estimate is None:
         return []
     try:
-        return [estimate(translator, t) for t in list(translations)[:MAX_UNITS]]
+        return [estimate(translator, t) for t in translations]
     except Exception:  # noqa: BLE001 - a note beside the scores, never the reason an inspection fails
         log.exception("quality estimate of an inspected translation failed")
         return []
@@ -89,14 +94,19 @@ def target_marks(estimate: Any) -> dict[int, Mark]:
     return marks
 
 
+MAX_TIP_FLAGS = 30  # flags listed in the line's tooltip; more are counted (a tooltip taller than the screen)
+
+
 def flag_lines(estimates: Sequence[Any]) -> list[str]:
-    """Every flag, one line each, for the trust line's tooltip."""
+    """The flags, one line each, for the trust line's tooltip: the first MAX_TIP_FLAGS, the rest counted."""
     many = len(estimates) > 1
     lines = []
     for i, est in enumerate(estimates):
         for flag in est.flags:
             where = f"sentence {i + 1}, " if many else ""
             lines.append(f"{where}{flag.side} “{flag.text}” ({KIND_WORDS.get(flag.kind, flag.kind)}): {flag.reason}")
+    if len(lines) > MAX_TIP_FLAGS:
+        return lines[:MAX_TIP_FLAGS] + [f"… and {len(lines) - MAX_TIP_FLAGS} more flagged words (underlined)"]
     return lines
 
 
@@ -129,6 +139,11 @@ def one_line(summary: str, estimates: Sequence[Any]) -> str:
     return head
 
 
+def checking_text(done: int, total: int) -> str:
+    """The line while the check runs: "Checking the translation… 12 of 90 sentences" (one sentence: no count)."""
+    return "Checking the translation…" + (f" {done} of {total} sentences" if total > 1 else "")
+
+
 class TrustLine(JobView):
     """The line under the translation (objectName "hint", "warning" for low trust; hidden when empty) and the
     estimates of the request shown (`estimates`: one per finished unit, best hypothesis). `estimated` is emitted
@@ -136,6 +151,7 @@ class TrustLine(JobView):
 
     failure = "No trust estimate"
     estimated = Signal(object)  # list of QualityEstimate, one per unit
+    progressed = Signal(object, int, int)  # (the job's stop event, sentences checked, of how many), worker thread
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("trust-worker", parent)
@@ -143,6 +159,8 @@ class TrustLine(JobView):
         self.status.setObjectName("hint")
         self.estimates: list[Any] = []
         self.translations: list[Translation] = []
+        self._stop = threading.Event()  # set: the check under way is superseded (stops between sentences)
+        self.progressed.connect(self._show_progress)
         from PySide6.QtWidgets import QVBoxLayout
 
         layout = QVBoxLayout(self)
@@ -152,19 +170,39 @@ class TrustLine(JobView):
 
     def estimate(self, translator: Translator | None, translations: Sequence[Translation],
                  still_current: Callable[[], bool]) -> int:
-        """Estimate each finished unit's translation on the worker thread; the result is shown only if
-        `still_current()` (the same model and request) when it lands. Returns the request id (0: none)."""
+        """Estimate every finished unit's translation on the worker thread, one at a time, counted on the line;
+        the result is shown only if `still_current()` (the same model and request) when it lands. Returns the
+        request id (0: none)."""
         self.clear_line()
         estimate = estimator()
-        units = [t for t in translations if t is not None and t.target_ids][:MAX_UNITS]
+        units = [t for t in translations if t is not None and t.target_ids]
         if estimate is None or translator is None or not units:
             return 0
+        stop = self._stop = threading.Event()
 
-        def done(estimates: list[Any]) -> None:
-            if still_current():
+        def job() -> list[Any] | None:
+            estimates = []
+            for translation in units:
+                if stop.is_set():
+                    return None  # superseded: its result would be dropped anyway
+                estimates.append(estimate(translator, translation))
+                self.progressed.emit(stop, len(estimates), len(units))
+            return estimates
+
+        def done(estimates: list[Any] | None) -> None:
+            if estimates is not None and still_current():
                 self.show_estimates(units, estimates)
 
-        return self.run_job(lambda: [estimate(translator, t) for t in units], done, "Checking the translation…")
+        return self.run_job(job, done, checking_text(0, len(units)))
+
+    def _show_progress(self, stop: threading.Event, done: int, total: int) -> None:
+        if stop is self._stop and self.running and done < total:
+            self.show_status(checking_text(done, total))
+
+    def forget_job(self) -> None:
+        """Drop the check under way and stop it at the next sentence."""
+        self._stop.set()
+        super().forget_job()
 
     def show_status(self, text: str) -> None:
         self._set_line(text, "warning" if text.startswith(self.failure) else "hint", "")

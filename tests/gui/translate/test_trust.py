@@ -215,3 +215,57 @@ def test_a_long_trust_line_becomes_one_short_line():
     line = trust.one_line("Trust: low (estimated chrF 12) · may leave out: " + ", ".join(many.untranslated), [many])
     assert line == "Trust: low (estimated chrF 12) · 15 flagged: hover for the list"
     assert len(line) <= trust.SUMMARY_CHARS
+
+
+def test_every_sentence_is_checked_with_progress(open_main_window, tiny_model_dir, qtbot, calls, monkeypatch):
+    """Issue 41: the line checked only the first 40 sentences and did not say so. All 45 are checked now, in the
+    background, the line counting them ("12 of 45 sentences") while it runs; the GUI thread stays free (the
+    check waits here, mid-way, until the test has seen the count)."""
+    import threading
+
+    window = open_main_window(tiny_model_dir)
+    panel = window.translate_panel
+    seen_progress = threading.Event()
+    counting = calls.fn
+
+    def paced(translator, translation):  # the second sentence waits until the line has shown "1 of 45"
+        if len(calls) == 1:
+            assert seen_progress.wait(TIMEOUT_MS / 1000)
+        return counting(translator, translation)
+
+    monkeypatch.setattr(trust, "estimator", lambda: paced)
+    QTest.mouseClick(panel.source.viewport(), Qt.LeftButton)
+    panel.source.insertPlainText("\n".join(["red cat runs", "blue dog sleeps", "big cat runs"] * 15))  # a paste
+    QTest.mouseClick(panel.translate_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: "1 of 45 sentences" in panel.trust_line.status.text(), timeout=TIMEOUT_MS)
+    assert panel.trust_line.isVisible() and panel.trust_line.running
+    seen_progress.set()
+    qtbot.waitUntil(lambda: panel.trust_line.estimates != [], timeout=TIMEOUT_MS)
+    assert len(calls) == 45 and len(panel.trust_line.estimates) == 45
+    assert panel.trust_line.status.text().startswith("Sentence 1 of 45")
+
+
+def test_a_new_request_stops_the_check_between_sentences(open_main_window, tiny_model_dir, qtbot, calls,
+                                                         monkeypatch):
+    """A superseded check does not go on through every sentence of the old text (the worker is free sooner)."""
+    import threading
+
+    window = open_main_window(tiny_model_dir)
+    panel = window.translate_panel
+    release = threading.Event()
+    counting = calls.fn
+
+    def held(translator, translation):  # the first sentence of the first text waits until the new request
+        if len(calls) == 0 and translation.text != "":
+            release.wait(TIMEOUT_MS / 1000)
+        return counting(translator, translation)
+
+    monkeypatch.setattr(trust, "estimator", lambda: held)
+    QTest.mouseClick(panel.source.viewport(), Qt.LeftButton)
+    panel.source.insertPlainText("\n".join(["red cat runs"] * 30))
+    QTest.mouseClick(panel.translate_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: panel.trust_line.running, timeout=TIMEOUT_MS)
+    type_and_translate(qtbot, window, "blue dog sleeps")  # the old check is dropped...
+    release.set()
+    qtbot.waitUntil(lambda: panel.trust_line.estimates != [], timeout=TIMEOUT_MS)
+    assert len(calls) == 2  # ...after its first sentence: then the new text's one sentence
