@@ -48,6 +48,16 @@ class Step:
     is_eos: bool = False
     forced: bool = False  # a token of a forced prefix or a scored target (fed, not chosen)
     row: int = 0  # the sentence of the search's batch it belongs to
+    # beam search, where the best live hypothesis is not the one this sentence's previous step showed: that
+    # hypothesis' own steps before this one, oldest first (see `shown_after`)
+    earlier_steps: list[Step] | None = None
+
+    def shown_after(self, shown: list[Step]) -> list[Step]:
+        """The hypothesis this step ends, given `shown` (its unit's steps shown so far): `shown` plus this step,
+        or, where beam search's best hypothesis changed, that hypothesis' own earlier steps plus this one. The
+        one rule a stream's consumer follows, so what it shows is always one real hypothesis, never a mix of
+        beams."""
+        return [*(shown if self.earlier_steps is None else self.earlier_steps), self]
 
 
 @dataclass

@@ -287,7 +287,8 @@ class BeamState:
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
                 prefix: Sequence[int] | None = None, backend: StepBackend | None = None) -> Iterator[list[Step]]:
-    """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step.
+    """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step (with its
+    own earlier steps where it is not the one the sentence's previous step reported: `Step.earlier_steps`).
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
@@ -307,6 +308,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     state.finished = [[] for _ in range(B)]
     done = [False] * B
     row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
+    shown_rows: list[int | None] = [None] * B  # per sentence: the row it reported at the previous position
     for index in range(max_len):
         with torch.inference_mode():
             out = backend.step(decoder, tokens, cfg.attention, cfg.self_attention)
@@ -383,7 +385,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             None if cross is None else cross[parents_np],
             None if self_attn is None else self_attn[parents_np], cross))
         row_tokens = [row_tokens[p] + [t] for p, t in zip(new_parents, new_tokens)]  # each row's hypothesis
-        yield _best_live_steps(state, index, B, K, new_scores, row_tokens, eos)
+        yield _best_live_steps(state, index, B, K, new_scores, row_tokens, shown_rows, eos)
         if all(done):
             break
         with torch.inference_mode():
@@ -396,14 +398,15 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     state.results = [_beam_hyps(state, b, cfg, eos) for b in range(B)]
 
 
-def _trace(state: BeamState, step: int, row: int) -> list[Step]:
-    """Follow back-pointers from (step, row) to the start; returns the hypothesis' steps, oldest first."""
+def _trace(state: BeamState, step: int, row: int, sentence: int = 0) -> list[Step]:
+    """Follow back-pointers from (step, row) to the start; returns the hypothesis' steps, oldest first
+    (`sentence`: their batch index b)."""
     out = []
     while step >= 0:
         rec = state.records[step]
         out.append(Step(step, rec.tokens[row], "", rec.logprobs[row], alternatives(rec.alt_ids[row], rec.alt_logprobs[row]),
                         None if rec.cross is None else rec.cross[row],
-                        None if rec.self_attn is None else rec.self_attn[row]))
+                        None if rec.self_attn is None else rec.self_attn[row], row=sentence))
         row = rec.parents[row]
         step -= 1
     return out[::-1]
@@ -422,8 +425,13 @@ def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hy
 
 
 def _best_live_steps(state: BeamState, index: int, B: int, K: int, scores: list[float],
-                     row_tokens: list[list[int]], eos: int) -> list[Step]:
-    """Report, for each sentence still searching, its best live hypothesis after this step."""
+                     row_tokens: list[list[int]], shown_rows: list[int | None], eos: int) -> list[Step]:
+    """Report, for each sentence still searching, its best live hypothesis after this step.
+
+    Where that hypothesis does not extend the one the sentence reported at the previous position (the
+    best beam changed), its step carries the hypothesis' own earlier steps (`Step.earlier_steps`), so a
+    consumer shows one real hypothesis, never a mix of beams. Traced only then: a few per sentence.
+    `shown_rows[b]`: the row sentence b reported at the previous position, updated here."""
     rec = state.records[index]
     rows, picks = [], []
     for b in range(B):
@@ -434,8 +442,14 @@ def _best_live_steps(state: BeamState, index: int, B: int, K: int, scores: list[
         picks.append(row)
     prefixes = [list(row_tokens[row]) for row in picks]
     pick = np.asarray(picks, dtype=np.int64)
-    return step_list(index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
-                     rec.alt_ids[pick] if picks else rec.alt_ids[:0],
-                     rec.alt_logprobs[pick] if picks else rec.alt_logprobs[:0],
-                     None if rec.cross is None else rec.cross[pick],
-                     None if rec.self_attn is None else rec.self_attn[pick], eos, prefixes)
+    steps = step_list(index, rows, [rec.tokens[r] for r in picks], [rec.logprobs[r] for r in picks],
+                      rec.alt_ids[pick] if picks else rec.alt_ids[:0],
+                      rec.alt_logprobs[pick] if picks else rec.alt_logprobs[:0],
+                      None if rec.cross is None else rec.cross[pick],
+                      None if rec.self_attn is None else rec.self_attn[pick], eos, prefixes)
+    for step, b, row in zip(steps, rows, picks):
+        parent = rec.parents[row]
+        if index > 0 and parent != shown_rows[b]:
+            step.earlier_steps = _trace(state, index - 1, parent, b)
+        shown_rows[b] = row
+    return steps

@@ -314,6 +314,8 @@ class Translator:
 class TranslationStream:
     """Iterate to receive `Step`s as tokens are chosen; `.result` holds the `Translation` after.
 
+    Beam search streams its best live hypothesis; where that changes, the step carries the new one's own
+    earlier steps, named too (`Step.earlier_steps`): keep what to show with `Step.shown_after`.
     Stopping early (break, or `close()`) is safe: the search's state is simply dropped.
     """
 
@@ -345,8 +347,10 @@ class TranslationStream:
             if self._closed:
                 return
             if steps:
-                step = name_step(tr.tokenizers.target, steps[0], len(unit.source_ids))
-                step.forced = step.index < forced
+                step = steps[0]
+                for each in [*(step.earlier_steps or ()), step]:  # beam search's switch: the new best's own steps
+                    name_step(tr.tokenizers.target, each, len(unit.source_ids))
+                    each.forced = each.index < forced
                 yield step
         if self._closed:
             return
