@@ -32,6 +32,7 @@ from .output_pane import OutputPane, title_row
 from .quality_hint import show_coverage
 from .source_edit import SourceEdit
 from .target_language import language_label
+from .score_line import TOOLTIP as SCORE_TOOLTIP, score_line
 from .trust import clear_source_marks, mark_source
 from .word_links import TranslateLinks
 
@@ -456,13 +457,8 @@ class TranslatePanel(QWidget):
         self._render_output()
         if hyp.attention is not None:
             self.view.set_translation(translation, hypothesis=row)
-        # the same two measures, with the same names, as "Your translation" shows (inspect_view.score_text)
-        self.score_label.setText(f"log-prob {hyp.logprob:.2f} (length-normalised {hyp.score:+.3f})  ·  "
-                                 f"{len(hyp.tokens)} tokens"
-                                 + ("" if hyp.finished else "  ·  cut off at the maximum length"))
-        self.score_label.setToolTip("log-prob: the sum of the log-probabilities of the translation's tokens; "
-                                    "length-normalised: that sum divided by the length (with the length penalty), "
-                                    "which the search ranks by")
+        self.score_label.setText(score_line(hyp, self.document.shown, len(self.document.units)))  # score_line.py
+        self.score_label.setToolTip(SCORE_TOOLTIP)
 
     def select_sentence(self, index: int) -> None:
         self.sentence_list.setCurrentRow(index)
