@@ -96,6 +96,7 @@ def _legend_above(item: pg.PlotItem) -> pg.LegendItem:
     return legend
 
 
+WAITING = "Shown at each evaluation: nothing yet, until this run's first evaluation."
 MAX_PROBE_PX = (640, 400)  # the most room (w, h) the probe's heatmap claims from the tab; a longer probe scrolls
 
 
@@ -122,7 +123,7 @@ class ProbeView(QGroupBox):
             pick.addWidget(QLabel(name))
             pick.addWidget(spin)
         pick.addStretch(1)
-        self.label = QLabel("Shown at each evaluation.")
+        self.label = QLabel(WAITING)
         self.label.setObjectName("hint")
         self.label.setWordWrap(True)
         pl.addLayout(pick)
@@ -132,8 +133,11 @@ class ProbeView(QGroupBox):
         pl.addWidget(self.view, 1)
 
     def reset(self) -> None:
+        """A new run (or another opened): the previous run's heatmap goes, so no step of it is taken for this one's."""
         self.probe = None
         self.updates = 0
+        self.view.set_matrix(np.zeros((0, 0), dtype=np.float32), [], [], title="")
+        self.label.setText(WAITING)
         self.view.scroll.setMinimumSize(0, 0)
 
     def _claim_room(self, *_) -> None:

@@ -372,26 +372,36 @@ PROBE_SOURCE = ["▁I", "▁don", "'", "t", "▁think", "▁that", "▁Tom", "�
 PROBE_TARGET = ["▁Ich", "▁glaube", "▁nicht", ",", "▁dass", "▁Tom", "▁uns", "▁morgen", "▁helfen", "▁kann", ".", "</s>"]
 
 
-def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot, window, corpus, tmp_path,
-                                                                          monkeypatch) -> None:
-    """Issue 29, point 7: at the default size the probe heatmap's source labels were cut off at the bottom of
-    its scroll area. A run whose probe is a 16-piece sentence, opened with "Open run…": every label the axes
-    paint lies inside the visible part of the plot, and the window keeps its size."""
-    run = tmp_path / "run-with-probe"
-    run.mkdir()
-    (run / "train_config.toml").write_text(tiny_config(corpus, out=str(run)).to_toml(), encoding="utf-8")
+def run_with_probe(corpus, folder: Path) -> Path:
+    """A finished run's folder whose one evaluation (step 40) drew a 16-piece probe sentence."""
+    folder.mkdir()
+    (folder / "train_config.toml").write_text(tiny_config(corpus, out=str(folder)).to_toml(), encoding="utf-8")
     attention = np.full((3, 4, len(PROBE_TARGET), len(PROBE_SOURCE)), 1 / len(PROBE_SOURCE)).tolist()
     probe = {"source": "I don't think that Tom will be able to help us tomorrow.",
              "translation": "Ich glaube nicht, dass Tom uns morgen helfen kann.", "source_tokens": PROBE_SOURCE,
              "target_tokens": PROBE_TARGET, "attention": attention}
     events = [{"event": "start", "step": 0, "epoch": 0, "total_steps": 40},
               {"event": "eval", "step": 40, "epoch": 0, "dev_loss": 1.0, "bleu": 10.0, "chrf": 20.0, "probe": probe}]
-    (run / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    size = window.size()
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return folder
+
+
+def open_run_by_click(qtbot, window, run: Path, monkeypatch) -> None:
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args, **kw: str(run))
     QTest.mouseClick(window.train_panel.form.open_run_button, Qt.LeftButton)
     view = window.train_panel.probe.view
     qtbot.waitUntil(lambda: view.tokens()[0] == PROBE_SOURCE, timeout=5000)
+
+
+def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot, window, corpus, tmp_path,
+                                                                          monkeypatch) -> None:
+    """Issue 29, point 7: at the default size the probe heatmap's source labels were cut off at the bottom of
+    its scroll area. A run whose probe is a 16-piece sentence, opened with "Open run…": every label the axes
+    paint lies inside the visible part of the plot, and the window keeps its size."""
+    run = run_with_probe(corpus, tmp_path / "run-with-probe")
+    size = window.size()
+    open_run_by_click(qtbot, window, run, monkeypatch)
+    view = window.train_panel.probe.view
     qtbot.wait(100)  # the splitters give the heatmap its room
     for axis in view.axes.values():
         axis.picture = None  # painted again by the grab
@@ -407,3 +417,20 @@ def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot
             on_screen.moveTopLeft(view.graphics.mapTo(viewport, on_screen.topLeft()))
             assert viewport.rect().adjusted(-1, -1, 1, 1).contains(on_screen), (name, label, on_screen,
                                                                                 viewport.rect())
+
+
+def test_a_new_run_clears_the_previous_runs_probe(qtbot, window, corpus, tmp_path, monkeypatch) -> None:
+    """Issue 41: after Start, the probe heatmap still showed the previous run's step 40 until the new run's first
+    evaluation. It is cleared when the new run launches (and says so)."""
+    panel = window.train_panel
+    open_run_by_click(qtbot, window, run_with_probe(corpus, tmp_path / "earlier-run"), monkeypatch)
+    probe = panel.probe
+    assert "step 40" in probe.view.plot.titleLabel.text
+    panel.form.set_form(tiny_config(corpus, max_steps=5000, eval_every=4000))  # no evaluation for a long while
+    QTest.mouseClick(panel.start_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: panel.state == "running", timeout=CHILD_MS)
+    assert probe.view.matrix().size == 0 and probe.view.tokens() == ([], [])
+    assert "step 40" not in probe.view.plot.titleLabel.text
+    assert "Tom" not in probe.label.text() and "first evaluation" in probe.label.text()
+    panel.stop_button.click()
+    qtbot.waitUntil(lambda: panel.state in ("stopped", "failed"), timeout=CHILD_MS)
