@@ -15,7 +15,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+
+SETUP_AND_LAUNCH = "bash .ci/setup.sh && .venv/bin/nmt-desktop"
+MAX_README_LINES = 250
 
 # [text](target) and ![alt](target "title"); code spans and code blocks are removed before matching
 _LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -27,6 +31,19 @@ def _prose(markdown: str) -> str:
     markdown = re.sub(r"^(?: {4}|\t).*$", "", markdown, flags=re.M)
     return re.sub(r"`[^`\n]*`", "", markdown)
 
+
+def _code_blocks(markdown: str) -> list[str]:
+    """Indented code blocks, in order, each as its lines joined (4 spaces of indent removed)."""
+    blocks, current = [], []
+    for line in markdown.splitlines():
+        if line.startswith("    ") and line.strip():
+            current.append(line[4:])
+        elif current and line.strip():
+            blocks.append("\n".join(current))
+            current = []
+    if current:
+        blocks.append("\n".join(current))
+    return blocks
 
 
 def _github_anchor(heading: str) -> str:
@@ -76,6 +93,31 @@ def test_every_guide_page_is_in_the_nav():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
     assert pages and [p for p in pages if f": {p}\n" not in nav] == []
+
+
+def test_readme_starts_with_the_setup_and_launch_command_then_the_test_command_ci_runs():
+    readme = README.read_text(encoding="utf-8")
+    start = readme.split("\n## ", 2)
+    quick_start = "\n## ".join(start[:2])  # the title, its paragraph and the first section
+    blocks = _code_blocks(quick_start)
+    assert blocks[:1] == [SETUP_AND_LAUNCH], blocks
+    ci_run = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+              if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert len(blocks) >= 2 and blocks[1] == ci_run[-1], (blocks, ci_run)
+    assert blocks[1].startswith("bash .ci/setup.sh && .venv/bin/python -m pytest")
+    assert "CI runs `.ci/run`, which runs exactly the test command above." in quick_start
+
+
+def test_readme_is_short():
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_README_LINES, f"README.md has {lines} lines: move the detail into docs/guide/"
+
+
+def test_readme_links_and_images_resolve_to_files_of_the_repository():
+    readme = README.read_text(encoding="utf-8")
+    assert _LINK.search(_prose(readme)), "README.md links nowhere"
+    assert _broken_links(README) == []
+    assert "docs/guide/index.md" in readme
 
 
 def test_guide_links_resolve_on_github_too():

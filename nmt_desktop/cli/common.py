@@ -95,7 +95,7 @@ def add_running_options(p: argparse.ArgumentParser, batched: str) -> None:
                    help=f"{batched} together (default {DEFAULT_BATCH_SIZE}; 1 when stdin is a terminal)")
     r.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads for torch")
     r.add_argument("--int8", action="store_true",
-                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see README)")
+                   help="int8 linear layers (CPU; faster, logits change by ~2%%; see the user guide, docs/guide/command-line.md)")
     r.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="where decoding runs: compiled (the C++ step), python (the same step in torch) or reference "
                         "(the model's own layers, which --ablate always uses); auto takes compiled where it applies, "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the Analysis tab's screenshots in the README ("Analysis tab"), made by the app itself:
+# Regenerate the Analysis tab's screenshots in the user guide (docs/guide/analysis.md), made by the app itself:
 # resources/screenshots/analysis.png and analysis-<view>.png for each of its seven views.
 #
 #   resources/screenshots/make_analysis_shots.sh [MODEL [MODEL_B]]   # default: the bundled en-de, and en-fr

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the Translate tab's screenshots in the README ("Desktop app"), made by the app itself:
+# Regenerate the Translate tab's screenshots in the user guide (docs/guide/desktop-app.md), made by the app itself:
 # translate.png (grid, beam 4, two sentences), focus.png (the focus view of a 20-token sentence, every
 # label readable), translate-dark.png (the dark theme), translate-file.png (File > Translate text file…) and
 # inspect.png (a human translation inspected: one word the model would not choose, the focus view on its tokens)

@@ -118,7 +118,7 @@ class AlignMethod:
         return f"{layer_name(self.layer % layers)} (heads averaged)"
 
     def describe(self, layers: int) -> str:
-        """One line for the README, the Alignments view and `align --help`."""
+        """One line for the user guide (docs/guide/scoring.md), the Alignments view and `align --help`."""
         mixed = f" plus attention ({self.which_heads(layers)})" if self.attention_weight else ""
         parts = [{"masking": "masking (how much a target word's probability drops when a source word is hidden)"
                              + mixed,
