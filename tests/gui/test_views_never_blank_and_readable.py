@@ -232,13 +232,22 @@ def test_nbest_rows_wrap_instead_of_scrolling(open_main_window, tiny_model_dir, 
     rows.resize(shown.size())
     rows.show()
     qtbot.waitExposed(rows)
-    qtbot.wait(20)
-    assert not rows.horizontalScrollBar().isVisible() and rows.horizontalScrollBar().maximum() == 0
     line = rows.fontMetrics().height()
-    for i, text in enumerate(texts):
-        rect = rows.visualItemRect(rows.item(i))
-        assert rect.width() <= rows.viewport().width()
-        wide = rows.fontMetrics().horizontalAdvance(text) > rows.viewport().width()
+
+    def laid_out() -> list[tuple[str, QRect, bool]]:
+        """Each row, its rectangle and whether it is wider than the viewport (a list view lays its rows out on a
+        timer: a loaded machine reads them before the last layout, at the width before the resize)."""
+        width = rows.viewport().width()
+        return [(text, rows.visualItemRect(rows.item(i)), rows.fontMetrics().horizontalAdvance(text) > width)
+                for i, text in enumerate(texts)]
+
+    def wrapped_as_wide() -> bool:
+        return all(rect.width() <= rows.viewport().width() and (rect.height() >= 2 * line) == wide
+                   for _, rect, wide in laid_out())
+
+    qtbot.waitUntil(wrapped_as_wide, timeout=TIMEOUT_MS)
+    assert not rows.horizontalScrollBar().isVisible() and rows.horizontalScrollBar().maximum() == 0
+    for text, rect, wide in laid_out():
         assert (rect.height() >= 2 * line) == wide, (text, rect)  # a long hypothesis wraps onto more lines
 
 

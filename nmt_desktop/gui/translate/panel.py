@@ -22,7 +22,7 @@ from ..attention.grid import AttentionView
 from ..workers import TranslateWorker, WorkerThread
 from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
-from .document_model import UnitProgress, TranslationDocument
+from .document_model import StopReport, UnitProgress, TranslationDocument
 from .inspect_box import InspectBox
 from .output_html import follow_theme, output_html, parse_token_link
 from ..labels import set_fitting_text
@@ -77,6 +77,7 @@ class TranslatePanel(QWidget):
         self._request.connect(self.worker.run)
         self.worker.started.connect(self._on_started)
         self.worker.step.connect(self._on_step)
+        self.worker.unitFinished.connect(self._on_unit_finished)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
 
@@ -148,6 +149,7 @@ class TranslatePanel(QWidget):
 
         out_box = OutputPane(self.target_lang, self)  # the output, target-language box and notes (output_pane.py)
         self.output, self.score_label, self.error_label = out_box.output, out_box.score_label, out_box.error_label
+        self.stop_note = out_box.stop_note  # what a Stop left: finished sentences only, which one was cut
         self.target_language_box, self.target_language_label = out_box.target_language_box, out_box.target_language_label
         self.language_note, self.coverage_label, self.quality_hint = (out_box.language_note, out_box.coverage_label,
                                                                       out_box.quality_hint)
@@ -283,12 +285,44 @@ class TranslatePanel(QWidget):
         return request_id
 
     def stop(self) -> None:
+        """Stop decoding: the finished sentences stay; the one being decoded is dropped and named."""
         if self.request_id:
             self.worker.cancel(self.request_id)
-            self.statusMessage.emit("Stopped")
+            self.request_id = 0
+            self._show_stopped(self.document.stop())
         self.request_id = 0
         self._set_running(False)
         self._render_output()
+
+    def _show_stopped(self, report: StopReport) -> None:
+        """Say what a Stop left (status bar and output pane); the views move off the cut sentence to the last
+        finished one, so the attention and alternatives shown belong to a translation the pane shows."""
+        message = report.message()
+        self.statusMessage.emit(message)
+        set_fitting_text(self.stop_note, f"⏹ {message}.")
+        self.stop_note.show()
+        if report.cut is not None and (item := self.sentence_list.item(report.cut)) is not None:
+            item.setText(f"{report.cut + 1}. {self.document.units[report.cut].text}  ✂ cut by Stop")
+        current = self.document.current()
+        if current is not None and current.translation is not None:
+            return
+        finished = [i for i, u in enumerate(self.document.units) if u.translation is not None]
+        if finished:
+            with QSignalBlocker(self.sentence_list):
+                self.sentence_list.setCurrentRow(finished[-1])
+            self._show_sentence(finished[-1])
+        else:
+            self._show_untranslated(self.document.shown)
+
+    def _show_untranslated(self, index: int) -> None:
+        """A unit a Stop left untranslated: no attention, alternatives or n-best, and the view says why."""
+        self.document.shown = index
+        self.alternatives_view.clear()
+        with QSignalBlocker(self.nbest_list):
+            self.nbest_list.clear()
+        self.score_label.setText("")
+        self.view.clear(f"sentence {index + 1} was not translated: Stop came first" if index >= 0
+                        else "no sentence was translated: Stop came first")
 
     def shutdown(self) -> None:
         """Stop decoding and join the worker thread (call before the window goes away)."""
@@ -323,6 +357,7 @@ class TranslatePanel(QWidget):
         self.coverage_label.hide()
         self.score_label.setText("")
         self.error_label.hide()
+        self.stop_note.hide()
         self.language_note.clear_note()
         self.trust_line.clear_line()
         self.inspect_tabs.setTabText(1, "N-best")
@@ -352,10 +387,10 @@ class TranslatePanel(QWidget):
             self.statusMessage.emit(f"Translating sentence {index + 1} of {total}…" if total > 1
                                     else "Translating…")
         elif index == self.document.shown and step.cross_attention is not None:
-            if self.view.streaming:
+            if self.view.streaming and step.earlier_steps is None:
                 self.view.append_step(step.piece, step.cross_attention)
-            else:  # the view shows something else meanwhile (an inspected translation, a cleared grid)
-                self._show_streaming(index)
+            else:  # beam search's best hypothesis changed (its own rows replace the others), or the view shows
+                self._show_streaming(index)  # something else meanwhile (an inspected translation, a cleared grid)
         if not self._render_timer.isActive():
             self._render_timer.start()
 
@@ -368,15 +403,32 @@ class TranslatePanel(QWidget):
             if step.cross_attention is not None:
                 self.view.append_step(step.piece, step.cross_attention)
 
+    def _on_unit_finished(self, request_id: int, index: int, translation: Translation) -> None:
+        """A unit is decoded: the pane shows its final translation (not the hypothesis that streamed last), and
+        the attention view too where it shows that unit."""
+        if request_id != self.request_id or not self.document.finish_unit(index, translation):
+            return
+        self._label_finished(index)
+        if index == self.document.shown:
+            if self._follow_stream:
+                self.view.set_translation(translation)  # until the next unit streams
+            else:
+                self._show_sentence(index)
+        if not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def _label_finished(self, index: int) -> None:
+        unit, item = self.document.units[index], self.sentence_list.item(index)
+        if item is not None and unit.translation is not None:
+            item.setText(f"{index + 1}. {unit.text}  →  {unit.translation.text}")
+            item.setToolTip(f"{unit.text}\n→ {unit.translation.text}")
+
     def _on_finished(self, request_id: int, translations: list[Translation]) -> None:
         if request_id != self.request_id:
             return
         self.document.finish(translations)
-        for i, unit in enumerate(self.document.units):
-            item = self.sentence_list.item(i)
-            if item is not None and unit.translation is not None:
-                item.setText(f"{i + 1}. {unit.text}  →  {unit.translation.text}")
-                item.setToolTip(f"{unit.text}\n→ {unit.translation.text}")
+        for i in range(len(self.document.units)):
+            self._label_finished(i)
         self._show_coverage(translations)
         self.request_id = 0
         self._set_running(False)
@@ -421,7 +473,10 @@ class TranslatePanel(QWidget):
             return
         self._follow_stream = False
         if self.document.units[index].translation is None:
-            self._show_streaming(index)
+            if self.running:
+                self._show_streaming(index)
+            else:
+                self._show_untranslated(index)
             return
         self._show_sentence(index)
 
