@@ -1,6 +1,6 @@
 """QObject workers that run on QThreads: decoding (`TranslateWorker`; model loading is models/loader.py).
 
-One signal set per worker: `started`, `step`, `finished`, `failed`; every signal carries the request
+One signal set per worker: `started`, `step`, `unitFinished`, `finished`, `failed`; every signal carries the request
 id first, so a panel can ignore what a cancelled or superseded request still sends. Payloads are the
 core's own plain data (units, `Step`s with numpy arrays the core made fresh for each step, finished
 `Translation`s) that the worker never touches again once sent: never a tensor still in use.
@@ -25,7 +25,8 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
-    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.decoding.results import Translation
+    from nmt_desktop.core.decoding.translator import DocumentStream, Translator
 
 log = logging.getLogger("nmt_desktop.gui.workers")
 
@@ -36,13 +37,17 @@ class TranslateWorker(QObject):
 
     - `started(request_id, units)`: the text's core `Unit`s, before the first step.
     - `step(request_id, unit index, step)`: a core `Step`, as it is.
-    - `finished(request_id, translations)`: a list with one core `Translation` per unit. Not
-      emitted for a cancelled request.
+    - `unitFinished(request_id, unit index, translation)`: a unit's final `Translation` (the model's glossary
+      forced in), as soon as the unit is decoded (at the latest with the next unit's first step), so a
+      stopped request keeps the sentences it finished.
+    - `finished(request_id, translations)`: a list with one core `Translation` per unit, those
+      `unitFinished` sent. Not emitted for a cancelled request.
     - `failed(request_id, message)`: one line.
     """
 
     started = Signal(int, object)
     step = Signal(int, int, object)
+    unitFinished = Signal(int, int, object)
     finished = Signal(int, object)
     failed = Signal(int, str)
 
@@ -94,27 +99,53 @@ class TranslateWorker(QObject):
         t0 = time.perf_counter()
         document = translator.stream_document(text, cfg)
         self.started.emit(request_id, list(document.units))
+        sent = SentUnits()
         try:
             for index, step in document:
                 if self.is_cancelled(request_id):
                     return
+                self._send_finished(request_id, translator, document, cfg, sent)  # units before `index`
                 self.step.emit(request_id, index, step)
         finally:
             document.close()
         if self.is_cancelled(request_id) or not document.finished:
             return
-        results = list(document.results)
-        glossary = getattr(translator, "glossary", None)
-        if glossary is not None and glossary.terms:  # the model's glossary (gui/documents/glossary_store.py)
-            from nmt_desktop.core.documents.constraints import apply_glossary
-
-            results, report = apply_glossary(translator, list(document.units), results, glossary.terms, cfg)
-            if report.forced:
-                log.info("glossary: %d of %d terms forced in", report.forced, report.asked)
-            if self.is_cancelled(request_id):
-                return
+        self._send_finished(request_id, translator, document, cfg, sent)
+        if self.is_cancelled(request_id) or len(sent.translations) < len(document.units):
+            return
+        if sent.forced:
+            log.info("glossary: %d of %d terms forced in", sent.forced, sent.asked)
         log.info("translated %d sentence(s) in %.2fs", len(document.units), time.perf_counter() - t0)
-        self.finished.emit(request_id, results)
+        self.finished.emit(request_id, sent.translations)
+
+    def _send_finished(self, request_id: int, translator: Translator, document: DocumentStream, cfg: DecodeConfig,
+                       sent: SentUnits) -> None:
+        """Emit `unitFinished` for each unit the document has finished since the last call, in order, with the
+        model's glossary (gui/documents/glossary_store.py) forced in; stops at a cancel."""
+        glossary = getattr(translator, "glossary", None)
+        while len(sent.translations) < len(document.units) and not self.is_cancelled(request_id):
+            index = len(sent.translations)
+            translation = document.results[index]
+            if translation is None:
+                return
+            if glossary is not None and glossary.terms:
+                from nmt_desktop.core.documents.constraints import apply_glossary
+
+                [translation], report = apply_glossary(translator, [document.units[index]], [translation],
+                                                       glossary.terms, cfg)
+                sent.forced, sent.asked = sent.forced + report.forced, sent.asked + report.asked
+            sent.translations.append(translation)
+            self.unitFinished.emit(request_id, index, translation)
+
+
+@dataclass
+class SentUnits:
+    """What a request's `unitFinished` signals have sent so far: each unit's translation, in order, and the
+    glossary's count of terms forced in and asked for."""
+
+    translations: list[Translation] = field(default_factory=list)
+    forced: int = 0
+    asked: int = 0
 
 
 class WorkerThread:

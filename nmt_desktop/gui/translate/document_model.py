@@ -1,9 +1,14 @@
 """What the Translate tab shows, without widgets: the units of the text being translated, what each
 has streamed and its finished translation, and which unit and hypothesis are shown.
 
-The panel feeds it the worker's signals (`begin`, `add_step`, `finish`) and the user's choices
-(`show`, `show_hypothesis`); the widgets draw from it. No Qt here, so it is tested and reasoned
-about as plain data.
+The panel feeds it the worker's signals (`begin`, `add_step`, `finish_unit`, `finish`), a Stop (`stop`) and
+the user's choices (`show`, `show_hypothesis`); the widgets draw from it. No Qt here, so it is tested and
+reasoned about as plain data.
+
+What it holds of a unit is always one hypothesis: while beam search streams, the best one's own steps
+(`Step.shown_after`), never each position's best token from different beams; once the unit is finished, its
+final translation. A Stop keeps the finished units only: the cut unit's partial hypothesis is dropped, and
+`StopReport` says which unit was cut.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ class UnitProgress:
     are the unit's."""
 
     unit: Unit
-    steps: list[Step] = field(default_factory=list)  # as streamed; once finished, the shown hypothesis'
+    steps: list[Step] = field(default_factory=list)  # the streamed hypothesis'; once finished, the shown one's
     translation: Translation | None = None
+    cut: bool = False  # a Stop came while it was decoding: its partial hypothesis was dropped
 
     @property
     def text(self) -> str:
@@ -45,6 +51,25 @@ class UnitProgress:
         if self.translation is not None:
             return self.translation.text
         return join_pieces([s.piece for s in self.steps if not s.is_eos])
+
+
+@dataclass(frozen=True)
+class StopReport:
+    """What a Stop left: `finished` of `total` units translated; `cut`: the unit it interrupted (None: it came
+    between units)."""
+
+    finished: int
+    total: int
+    cut: int | None = None
+
+    def message(self) -> str:
+        """One sentence for the status bar and the output pane."""
+        if self.total == 1 and self.cut is not None:
+            return "Stopped: the sentence was cut before it was finished, so no translation is shown"
+        done = f"Stopped: {self.finished} of {self.total} sentence{'s' * (self.total != 1)} translated"
+        if self.cut is None:
+            return done
+        return f"{done}; sentence {self.cut + 1} was cut and is not shown"
 
 
 class TranslationDocument:
@@ -65,18 +90,39 @@ class TranslationDocument:
         self.begin([])
 
     def add_step(self, index: int, step: Step) -> bool:
-        """Record a streamed step; False if it belongs to no unit (or to a finished one)."""
+        """Record a streamed step: the unit's steps become the hypothesis it ends (`Step.shown_after`: where beam
+        search's best hypothesis changed, that one's own steps). False if it belongs to no unit (or to a
+        finished one)."""
         if not 0 <= index < len(self.units) or self.units[index].translation is not None:
             return False
-        self.units[index].steps.append(step)
+        self.units[index].steps = step.shown_after(self.units[index].steps)
+        return True
+
+    def finish_unit(self, index: int, translation: Translation) -> bool:
+        """Unit `index` is decoded: its steps become those of its final best hypothesis (beam search streamed
+        the best hypothesis of each moment, not necessarily the final one). False for no such unit."""
+        if not 0 <= index < len(self.units):
+            return False
+        unit = self.units[index]
+        unit.translation, unit.cut = translation, False
+        unit.steps = translation.best.steps(self.eos_id)
         return True
 
     def finish(self, translations: Sequence[Translation]) -> None:
-        """Every unit's final translation: its steps become those of the final best hypothesis
-        (beam search streamed the best hypothesis of each moment, not necessarily the final one)."""
-        for unit, translation in zip(self.units, translations):
-            unit.translation = translation
-            unit.steps = translation.best.steps(self.eos_id)
+        """Every unit's final translation."""
+        for index, translation in enumerate(translations):
+            self.finish_unit(index, translation)
+
+    def stop(self) -> StopReport:
+        """A Stop: every unfinished unit's partial hypothesis is dropped (what shows and what is copied are
+        finished sentences only); the first unfinished unit that had streamed is marked `cut`."""
+        cut = next((i for i, u in enumerate(self.units) if u.translation is None and u.steps), None)
+        for unit in self.units:
+            if unit.translation is None:
+                unit.steps = []
+        if cut is not None:
+            self.units[cut].cut = True
+        return StopReport(sum(u.translation is not None for u in self.units), len(self.units), cut)
 
     def current(self) -> UnitProgress | None:
         return self.units[self.shown] if 0 <= self.shown < len(self.units) else None

@@ -1,6 +1,6 @@
 """The Translate tab's output pane: the model's translation as clickable tokens, the target-language box and
-the notes under the translation (score, a refusal, the source-language warning, coverage warnings, quality hint,
-the trust line of the quality estimate).
+the notes under the translation (score, a refusal, what a Stop left, the source-language warning, coverage
+warnings, quality hint, the trust line of the quality estimate).
 
 `OutputPane` owns these widgets; the panel names them as its own attributes too (`panel.output`,
 `panel.score_label`, ...), which the tests and the linked views read.
@@ -72,6 +72,11 @@ class OutputPane(QFrame):
         fit_width(self.error_label)
         self.error_label.hide()
         ol.addWidget(self.error_label)
+        self.stop_note = QLabel("")  # "Stopped: 37 of 90 sentences translated; sentence 38 was cut and is not shown"
+        self.stop_note.setObjectName("warning")
+        fit_width(self.stop_note)
+        self.stop_note.hide()
+        ol.addWidget(self.stop_note)
         self.language_note = SourceLanguageNote()  # "This looks like Chinese (zh), not English (en): …"
         ol.addWidget(self.language_note)
         self.coverage_label = QLabel("")
