@@ -250,15 +250,16 @@ class DocumentDialog(QDialog):
     # -- glossary ------------------------------------------------------------------------------------
 
     def edit_glossary(self) -> GlossaryEditor:
-        """Edit glossary…: the editor on the chosen glossary (or an empty one); saving it as the model's
-        glossary chooses that here."""
+        """Edit glossary…: the editor on the chosen glossary (or the model's); saving it as the model's glossary
+        chooses that here. An editor still open is brought forward, never replaced: its rows may be unsaved."""
+        if self.glossary_editor is not None and self.glossary_editor.isVisible():
+            self.glossary_editor.raise_()
+            self.glossary_editor.activateWindow()
+            return self.glossary_editor
         if self.glossary_editor is not None:
-            self.glossary_editor.close()
             self.glossary_editor.deleteLater()
-        editor = GlossaryEditor(self.model_path, self.source_lang, self.target_lang, self)
-        path = self.options.glossary_path()
-        if path is not None:
-            editor.import_file(path, replace=True)
+        editor = GlossaryEditor(self.model_path, self.source_lang, self.target_lang, self,
+                                glossary_file=self.options.glossary_path())
         editor.savedAsModel.connect(lambda: self.options.refresh_glossaries(select_model=True))
         self.glossary_editor = editor
         editor.show()

@@ -18,7 +18,7 @@ SHORT_TEXT_HINT = ("Trained on short everyday sentences (Tatoeba): fine for phra
                    "trained on much more data.")
 # keys the sections below show; everything else is listed under "Other details"
 _SHOWN = {"name", "src_lang", "tgt_lang", "architecture", "parameters", "weights_dtype", "weights", "attribution",
-          "license", "data", "training", "averaged_from", "eval", "dev", "fine_tuned_from", "hub_repo", "revision",
+          "license", "data", "training", "averaged_from", "eval", "dev", "fine_tuned_from", "glossary", "hub_repo", "revision",
           "url", "source", "downloaded", "retrain", "note", "date", "created"}
 
 
@@ -182,6 +182,7 @@ def _source(card: dict[str, Any]) -> str:
     elif card.get("source"):
         rows.append(("Source", card.get("source")))
     rows.append(("Fine-tuned from", card.get("fine_tuned_from")))
+    rows.append(("Glossary", card.get("glossary")))  # kept from the parent model (core/documents/model_glossary.py)
     rows.append(("Downloaded", card.get("downloaded")))
     rows.append(("Date", card.get("date") or card.get("created")))
     rows.append(("Note", card.get("note")))
