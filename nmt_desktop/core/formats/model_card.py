@@ -6,6 +6,11 @@ parameters, stored dtype, data attribution and license); `add_evaluation` record
 `write_card` writes card.json and README.md together, so the two never disagree.
 `source_words` summarises how long the training sentences were (card["data"]["source_words"]), so the
 app can say when an input is far longer than anything the model learned from.
+
+A run's best/ is written at the evaluation that made it best, so its training facts (`steps`, `epochs`,
+tokens, time) are that checkpoint's; `note_run_steps` adds the run's own step count (`run_steps`) at every
+later evaluation, and `steps_text` says both ("60 (best checkpoint at step 20, …)"): "Steps 20" alone read
+as the length of a 60-step run (issue 41).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from nmt_desktop.core.config import ModelConfig
 
 CARD_FILE = "card.json"
 README_FILE = "README.md"
+RUN_STEPS = "run_steps"  # card["training"]: the run's steps when the card is a best checkpoint's, earlier
 
 
 def architecture_summary(config: ModelConfig) -> dict[str, Any]:
@@ -83,6 +89,34 @@ def trained_sentence_words(card: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def note_run_steps(folder: str | os.PathLike, run_steps: int) -> bool:
+    """Record in the card of `folder` (a run's best/) that the run has trained `run_steps` steps, when that is
+    more than the checkpoint's own; card.json (and README.md, if there is one) rewritten atomically. Returns
+    whether the card changed."""
+    folder = Path(folder)
+    try:
+        card = json.loads((folder / CARD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    training = card.get("training") if isinstance(card, dict) else None
+    steps = training.get("steps") if isinstance(training, dict) else None
+    if not isinstance(steps, int) or run_steps <= steps or training.get(RUN_STEPS) == run_steps:
+        return False
+    training[RUN_STEPS] = run_steps
+    write_card(folder, card, readme=(folder / README_FILE).exists())
+    return True
+
+
+def steps_text(training: dict[str, Any]) -> str:
+    """The card's steps as a person reads them: "20 (5 epochs)", or, for a run's best checkpoint before the run's
+    end, "60 (best checkpoint at step 20, 5 epochs)"."""
+    steps, epochs, run = training.get("steps"), training.get("epochs"), training.get(RUN_STEPS)
+    at = f"{_n(epochs)} epochs" if epochs else ""
+    if isinstance(run, int) and isinstance(steps, int) and run > steps:
+        return f"{_n(run)} (best checkpoint at step {_n(steps)}" + (f", {at})" if at else ")")
+    return _n(steps) + (f" ({at})" if at else "")
+
+
 def _fmt_seconds(seconds: Any) -> str:
     if not isinstance(seconds, (int, float)):
         return str(seconds)
@@ -132,12 +166,15 @@ def render_readme(card: dict[str, Any]) -> str:
         lines.append("")
     training = _dict(card.get("training"))
     if training:
-        lines += ["## Training", "",
-                  f"{_n(training.get('steps', 0))} steps ({training.get('epochs', 0)} epochs, "
-                  f"{_n(training.get('target_tokens', 0))} target tokens) in "
-                  f"{_fmt_seconds(training.get('wall_time_s', 0))} on {training.get('hardware', '?')} "
-                  f"(torch {training.get('torch', '?')})."]
-        lines.append("")
+        facts = (f"{training.get('epochs', 0)} epochs, {_n(training.get('target_tokens', 0))} target tokens) in "
+                 f"{_fmt_seconds(training.get('wall_time_s', 0))} on {training.get('hardware', '?')} "
+                 f"(torch {training.get('torch', '?')})")
+        run, steps = training.get(RUN_STEPS), training.get("steps", 0)
+        if isinstance(run, int) and isinstance(steps, int) and run > steps:
+            line = f"The run trained {_n(run)} steps; this model is its best checkpoint, at step {_n(steps)} ({facts}."
+        else:
+            line = f"{_n(steps)} steps ({facts}."
+        lines += ["## Training", "", line, ""]
     averaged = card.get("averaged_from")
     if isinstance(averaged, list) and averaged:
         lines += [f"The weights are the average of {len(averaged)} checkpoints of the training run: "
@@ -163,11 +200,12 @@ def render_readme(card: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_card(folder: str | os.PathLike, card: dict[str, Any]) -> None:
-    """Write card.json and README.md into the model folder (each via a temporary file and rename)."""
+def write_card(folder: str | os.PathLike, card: dict[str, Any], readme: bool = True) -> None:
+    """Write card.json and README.md (unless not `readme`) into the model folder (each via a temporary file and
+    rename)."""
     folder = Path(folder)
-    for fname, text in ((CARD_FILE, json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n"),
-                        (README_FILE, render_readme(card))):
+    files = [(CARD_FILE, json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")]
+    for fname, text in files + ([(README_FILE, render_readme(card))] if readme else []):
         tmp = folder / (fname + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, folder / fname)

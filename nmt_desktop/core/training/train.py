@@ -34,7 +34,7 @@ from torch import Tensor
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
 from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
-from nmt_desktop.core.formats.model_card import source_words
+from nmt_desktop.core.formats.model_card import note_run_steps, source_words
 from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
@@ -437,6 +437,8 @@ class Trainer:
                 self._keep_snapshot(card)
             save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st),
                             files)
+            if (self.out / "best").is_dir():  # an earlier best: its card says how far the run has gone since
+                note_run_steps(self.out / "best", st.step)
             self.emit("checkpoint", last=str(self.out / "last"),
                       best=str(self.out / "best") if (self.out / "best").exists() else None, best_step=st.best_step,
                       pause_s=round(time.perf_counter() - paused, 2))  # evaluating and saving: not in elapsed_s

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable
 
+from nmt_desktop.core.formats.model_card import RUN_STEPS, steps_text
 from nmt_desktop.core.hub.catalogue import language_name
 
 MUTED = "color:#6b7280"
@@ -128,8 +129,7 @@ def _training(card: dict[str, Any]) -> str:
     tr = card.get("training") if isinstance(card.get("training"), dict) else {}
     rows: list[tuple[str, Any]] = []
     if tr.get("steps"):
-        rows.append(("Steps", f"{readable(tr['steps'])}" + (f" ({readable(tr['epochs'])} epochs)"
-                                                              if tr.get("epochs") else "")))
+        rows.append(("Steps", steps_text(tr)))  # a run's best: "60 (best checkpoint at step 20, …)" (model_card.py)
     rows.append(("Target tokens", tr.get("target_tokens")))
     seconds = tr.get("wall_time_s")
     if isinstance(seconds, (int, float)) and seconds > 0:
@@ -139,7 +139,7 @@ def _training(card: dict[str, Any]) -> str:
     rows.append(("Hardware", tr.get("hardware")))
     rows.append(("PyTorch", tr.get("torch")))
     rows += [(_label(k), v) for k, v in tr.items()
-             if k not in {"steps", "epochs", "target_tokens", "wall_time_s", "hardware", "torch", "device",
+             if k not in {"steps", "epochs", RUN_STEPS, "target_tokens", "wall_time_s", "hardware", "torch", "device",
                           "world_size"}]
     averaged = card.get("averaged_from")
     if isinstance(averaged, list) and averaged:

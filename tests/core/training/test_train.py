@@ -241,3 +241,25 @@ def test_token_loss_skips_padding_but_equals_the_padded_loss():
     torch.testing.assert_close(ours, full)
     for name, p in model.named_parameters():
         torch.testing.assert_close(grads[name], p.grad, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_best_checkpoint_card_says_the_runs_steps_and_its_own(corpus, tmp_path, monkeypatch):
+    """Issue 41: best/card.json said "steps 20" for a 60-step run (the best checkpoint's step) and nothing of the
+    run's 60. It keeps the checkpoint's own step and gains the run's steps (`run_steps`), updated at every later
+    evaluation; the README rendered from it says both."""
+    from nmt_desktop.core.formats.model_card import render_readme
+
+    evaluate = Trainer.evaluate
+    bleu_at = {20: 50.0, 40: 40.0, 60: 30.0}  # the first evaluation is the best one
+
+    def declining(self):
+        return {**evaluate(self), "bleu": bleu_at[self.state.step]}
+
+    monkeypatch.setattr(Trainer, "evaluate", declining)
+    Trainer(tiny_cfg(corpus, tmp_path / "run", max_steps=60, eval_every=20), lambda e: None).run()
+    card = json.loads((tmp_path / "run" / "best" / "card.json").read_text(encoding="utf-8"))
+    assert card["training"]["steps"] == 20 and card["training"]["run_steps"] == 60 and card["dev"]["step"] == 20
+    assert "60 steps; this model is its best checkpoint, at step 20" in render_readme(card)
+    last = json.loads((tmp_path / "run" / "last" / "card.json").read_text(encoding="utf-8"))
+    assert last["training"]["steps"] == 60 and "run_steps" not in last["training"]
+    assert load_model(tmp_path / "run" / "best").card == card  # still a valid model folder

@@ -74,3 +74,33 @@ def test_models_tab_shows_the_rendered_card(qtbot, monkeypatch, tmp_path) -> Non
             assert marker not in text, marker
     finally:
         panel.shutdown()
+
+
+def test_a_runs_best_model_card_says_both_steps(qtbot, monkeypatch, tmp_path) -> None:
+    """Issue 41: the card of a 60-step run's best model said "Steps 20" (the best checkpoint's step). Trained
+    here with the tiny preset (the first evaluation made best), loaded in the Models tab: both are said."""
+    pytest.importorskip("pytestqt")
+    from nmt_desktop.core.config import TrainConfig
+    from nmt_desktop.core.training.train import Trainer
+    from nmt_desktop.gui.models.panel import ModelsPanel
+    from tiny_models import synthetic_pairs, write_tsv
+
+    evaluate = Trainer.evaluate
+    monkeypatch.setattr(Trainer, "evaluate", lambda self: {**evaluate(self), "bleu": 100.0 - self.state.step})
+    pairs = synthetic_pairs(400, seed=5)
+    cfg = TrainConfig(train=str(write_tsv(tmp_path / "train.tsv", pairs[:360])),
+                      dev=str(write_tsv(tmp_path / "dev.tsv", pairs[360:])), out=str(tmp_path / "run"),
+                      preset="tiny", vocab_size=400, batch_tokens=600, max_steps=60, eval_every=20, threads=1,
+                      eval_sentences=20)
+    Trainer(cfg, lambda e: None).run()
+    monkeypatch.setenv("NMT_DESKTOP_MODELS_DIR", str(tmp_path / "no-bundled-models"))
+    panel = ModelsPanel()
+    qtbot.addWidget(panel)
+    try:
+        panel.load(tmp_path / "run" / "best")
+        qtbot.waitUntil(lambda: panel.info is not None, timeout=60000)
+        text = " ".join(panel.info_view.toPlainText().split())
+        assert "Steps 60 (best checkpoint at step 20" in text, text
+        assert "Run steps" not in text
+    finally:
+        panel.shutdown()
