@@ -42,9 +42,8 @@ def document_options(args: argparse.Namespace, keep_formatting: bool = True):  #
 
 
 def glossary_summary(report) -> str:  # report: ConstraintReport
-    """One line on how the glossary terms and kept spans fared."""
-    if not report.asked:
-        return "no glossary term or kept span occurred"
-    line = (f"{report.asked - report.missing} of {report.asked} glossary terms and kept spans in place "
-            f"({report.met} by the model, {report.forced} forced in)")
-    return line + (f"; {report.missing} could not be placed" if report.missing else "")
+    """What the glossary and kept spans did (core/documents/term_report.py): the counts, then a line per
+    term use that was not placed or changed its sentence."""
+    from nmt_desktop.core.documents.term_report import counts_line, details
+
+    return "\n".join([counts_line(report), *(f"  {line}" for line in details(report))])

@@ -158,8 +158,7 @@ def _with_glossary(translator: Any, texts: list[str], cfg: DecodeConfig, options
     from nmt_desktop.core.documents.translate_document import translate_lines
 
     result = translate_lines(translator, texts, cfg, options)
-    for name in ("asked", "met", "forced", "missing", "repairs"):
-        setattr(total, name, getattr(total, name) + getattr(result.report, name))
+    total.extend(result.report)
     out = []
     for text, block in zip(texts, result.blocks):
         translation = Translation.joined(text, block.sentences)

@@ -34,7 +34,7 @@ def test_translate_file_docx_with_glossary(tmp_path):
     done = run_cli("translate-file", str(source), "-m", "en-de", "--glossary", str(tmp_path / "terms.tsv"))
     assert done.returncode == 0, done.stderr
     out = tmp_path / "report.de.docx"
-    assert "report.de.docx: 7 sentences in 6 blocks" in done.stderr and "in place" in done.stderr
+    assert "report.de.docx: 7 sentences in 6 blocks" in done.stderr and "1 glossary term use: 1 placed" in done.stderr
     assert source.read_bytes() == before
     translated = docx.Document(str(out))
     runs = translated.paragraphs[0].runs
@@ -72,7 +72,23 @@ def test_translate_lines_with_glossary_and_dnt(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = stdout_lines(done)
     assert len(lines) == 3 and "Köter" in lines[0] and lines[1] == "" and "Zorg-7" in lines[2] and "Tom" in lines[2]
-    assert "2 of 2 glossary terms and kept spans in place" in done.stderr
+    assert "1 glossary term use: 1 placed; 1 of 1 kept span kept" in done.stderr
+
+
+def test_the_glossary_report_says_what_really_happened_per_term(tmp_path):
+    """Placed, and not placed with its reason (the translation kept without it): never "in place" for a
+    term that is not there (issue 41: "3 of 3 glossary terms … in place" for "im Kliniktahre")."""
+    (tmp_path / "terms.tsv").write_text("hospital\tKlinik\nhouse\t病院\n", encoding="utf-8")
+    done = run_cli("translate", "-m", "en-de", "--glossary", str(tmp_path / "terms.tsv"),
+                   stdin="My sister works at the hospital in the city.\nThe house is big.\n",
+                   env_extra={"OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    lines = stdout_lines(done)
+    assert "in der Stadt" in lines[0] and " Klinik " in lines[0], lines
+    assert "病院" not in lines[1], lines
+    assert "2 glossary term uses: 1 placed, 1 not placed" in done.stderr, done.stderr
+    assert '"house" -> "病院" not placed in "The house is big.": ' in done.stderr, done.stderr
+    assert "in place" not in done.stderr
 
 
 def test_help_lists_the_core_formats():

@@ -28,6 +28,11 @@ _FUSED = {"im": ("in", "dem"), "ins": ("in", "das"), "am": ("an", "dem"), "ans":
           "zum": ("zu", "dem"), "zur": ("zu", "der"), "vom": ("von", "dem"), "beim": ("bei", "dem")}
 _FUSE = {parts: word for word, parts in _FUSED.items()}
 _FUSED_CASE = {"in": ("dat", "acc"), "an": ("dat", "acc"), "zu": ("dat",), "von": ("dat",), "bei": ("dat",)}
+# the cases a German preposition governs: the determiner after it keeps one of them
+_GOVERNS = {**{p: ("dat", "acc") for p in ("in", "an", "auf", "über", "unter", "vor", "hinter", "neben", "zwischen")},
+            **{p: ("dat",) for p in ("mit", "nach", "bei", "seit", "von", "zu", "aus", "gegenüber", "außer")},
+            **{p: ("acc",) for p in ("für", "durch", "gegen", "ohne", "um", "bis")},
+            **{p: ("gen", "dat") for p in ("wegen", "während", "trotz", "statt", "innerhalb", "außerhalb")}}
 
 _FRENCH_GROUPS = (("le", "la", "l'", "les"), ("un", "une"), ("du", "de la", "de l'", "des"),
                   ("au", "à la", "à l'", "aux"), ("ce", "cet", "cette", "ces"), ("mon", "ma", "mes"),
@@ -37,9 +42,11 @@ _ELIDED = {"l'", "de l'", "à l'"}
 _BEFORE_CONSONANT_ONLY = {"le", "la", "de la", "à la", "ce", "ma", "ta", "sa"}
 
 
-def _german_forms(word: str, genders: Sequence[str]) -> set[str]:
-    """The same-case forms of a German determiner for `genders` (empty: not a determiner)."""
+def _german_forms(word: str, genders: Sequence[str], before: str = "") -> set[str]:
+    """The same-case forms of a German determiner for `genders` (empty: not a determiner); the cases a
+    preposition `before` it governs when it is one."""
     lower = word.lower()
+    governed = _GOVERNS.get(before.lower(), CASES)
     pick = [GENDERS.index(g) for g in genders]
     if lower in _FUSED:
         prep, article = _FUSED[lower]
@@ -49,13 +56,13 @@ def _german_forms(word: str, genders: Sequence[str]) -> set[str]:
             for form in (_DEFINITE[case][g] for g in pick):
                 forms.add(_FUSE.get((prep, form), f"{prep} {form}"))
         return forms
-    cases = [c for c in CASES if lower in _DEFINITE[c]]
+    cases = [c for c in CASES if lower in _DEFINITE[c] and c in governed]
     if cases:
         return {_DEFINITE[c][g] for c in cases for g in pick}
     for stems, endings in ((_DER_STEMS, _DER_ENDINGS), (_EIN_STEMS, _EIN_ENDINGS)):
         for stem in stems:
             if lower.startswith(stem):
-                cases = [c for c in CASES if lower[len(stem):] in endings[c]]
+                cases = [c for c in CASES if lower[len(stem):] in endings[c] and c in governed]
                 plural_ok = stem != "ein"  # "ein" has no plural
                 return {stem + endings[c][g] for c in cases for g in pick if plural_ok or GENDERS[g] != "pl"}
     return set()
@@ -78,12 +85,13 @@ def _french_plural(form: str) -> bool:
     return form in {"les", "des", "aux", "ces", "mes", "tes", "ses", "nos", "vos", "leurs"}
 
 
-def alternatives(word: str, language: str, term: str, plural: bool | None = None) -> list[str]:
+def alternatives(word: str, language: str, term: str, plural: bool | None = None, before: str = "") -> list[str]:
     """The forms `word` (a determiner, possibly two words such as "de la") could take before `term`,
     itself first, capitalised as it is; [] when it is not a determiner of `language` ("de" or "fr").
-    `plural` (the term's number when known) keeps only the forms of that number."""
+    `plural` (the term's number when known) keeps only the forms of that number; `before`, the word
+    before it (a preposition keeps the cases it governs)."""
     genders = GENDERS if plural is None else ("pl",) if plural else GENDERS[:3]
-    forms = (_german_forms(word, genders) if language == "de" else _french_forms(word, term, plural)
+    forms = (_german_forms(word, genders, before) if language == "de" else _french_forms(word, term, plural)
              if language == "fr" else set())
     if not forms:
         return []

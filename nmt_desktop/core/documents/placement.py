@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 KEEP = 90.0  # chrF of the rest at or above: the sentence is as it was
 ACCEPT = 75.0  # below: the term changed too much of the sentence to be forced
 FLUENCY = 1.5  # nats per token the kept suffix may lose after the term before a splice is refused
+MARGIN = 1.0  # nats the term must gain after another determiner before the model's own is replaced
 _ELIDED = re.compile(r"^(\w{1,2}['’])(?=\w)")
 
 
@@ -82,7 +83,7 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
     ids = list(current.target_ids)
     length = len(ids) - (1 if ids and ids[-1] == translator.config.eos_id else 0)
     decodes, reason, best_rest = 0, "the model's translation has no place for it", -1.0
-    for span in spans:
+    for span in (_past_determiner(translator, ids, length, s, language) for s in spans):
         head_words = tokenizer.decode(ids[:span.start]).split()
         replaced = tokenizer.decode(ids[span.start:span.end]).strip()
         elided = _ELIDED.match(replaced)
@@ -134,6 +135,18 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
     return Placement(None, "not placed", max(best_rest, 0.0), reason, decodes)
 
 
+def _past_determiner(translator: "Translator", ids: Sequence[int], length: int, span: Span, language: str) -> Span:
+    """The span moved to the word after it when it is a determiner ("das" of "das Krankenhaus", where
+    masking the source noun changed the article most): the noun is replaced, the article re-decided."""
+    tokenizer = translator.tokenizers.target
+    word = tokenizer.decode(ids[span.start:span.end]).strip()
+    if span.end >= length or not alternatives(word, language, "x"):
+        return span
+    starts = word_starts(tokenizer.pieces(ids[span.end:length]), tokenizer.continuing_prefix)  # (rest,)
+    end = next((span.end + k for k in range(1, len(starts)) if starts[k]), length)
+    return Span(span.end, end)
+
+
 def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[str], term: Term, cfg: DecodeConfig,
                      language: str, plural: bool | None) -> tuple[list[int], str, str, int]:
     """The forced prefix (ids): the words before the place, the determiner the model finds the term most
@@ -143,7 +156,8 @@ def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[st
     options: list[tuple[list[str], str]] = [(head_words, "")]
     for width in (2, 1):  # "de la", "in der" before "la", "der"
         if len(head_words) >= width:
-            forms = alternatives(" ".join(head_words[-width:]), language, term.target, plural)
+            before = head_words[-width - 1] if len(head_words) > width else ""
+            forms = alternatives(" ".join(head_words[-width:]), language, term.target, plural, before)
             if len(forms) > 1:
                 options = [(head_words[:-width], form) for form in forms]
                 break
@@ -156,6 +170,8 @@ def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[st
     # the term's tokens after each determiner: log p(term | source, words before, determiner)
     fit = [sum(s.best.token_logprobs[len(t) - k: len(t)]) for s, t, k in zip(scored, targets, term_tokens)]
     best = max(range(len(fit)), key=lambda i: (fit[i], -i))
+    if fit[best] < fit[0] + MARGIN:  # a rare term is unlikely after every form: keep the model's own
+        best = 0
     return targets[best], options[0][1], options[best][1], 1
 
 

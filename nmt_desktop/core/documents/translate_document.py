@@ -126,11 +126,11 @@ def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -
         found = [Constraint(m.start, m.end, m.term) for m in find_terms(unit.text, terms)]
         for p in protected.placeholders:
             if start <= p.start < start + len(unit.text):
-                found.append(Constraint(p.start - start, p.end - start, Term(p.name, p.name)))
+                found.append(Constraint(p.start - start, p.end - start, Term(p.name, p.name), kept=True))
         if options.automatic_dnt:
             names = [(p.start - start, p.end - start) for p in protected.placeholders]
             for s, e in number_spans(unit.text, names):
-                found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e])))
+                found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e]), kept=True))
         constraints.append(sorted(found, key=lambda c: c.start))
     return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail)
 

@@ -1,34 +1,29 @@
 """The Translate file dialog's result line (what the glossary did) and each row's formatting note.
 
-The core's `ConstraintReport` counts glossary terms and do-not-translate placeholders together (both are
-constraints). The dialog's line is about the glossary, so the term occurrences are counted again here, in each
-sentence's source as the core saw it (`Translation.source` is the unit's text) and in its translation; the
-report gives how many constraints had to be forced in.
+The glossary's line is the core's wording (core/documents/term_report.py), from the report's outcome per
+term use: used by the model, placed, placed but the sentence changed, not placed (the first one named with
+its reason); kept spans (numbers, do-not-translate) are the core's constraints too, counted apart.
 """
 
 from __future__ import annotations
 
 from nmt_desktop.core.documents.blocks import Block
-from nmt_desktop.core.documents.glossary import Glossary, find_terms, target_present
+from nmt_desktop.core.documents.glossary import Glossary
+from nmt_desktop.core.documents.term_report import counts_line, outcome_line
 from nmt_desktop.core.documents.translate_document import BlockResult, DocumentTranslation
 
 
 def glossary_line(result: DocumentTranslation, glossary: Glossary | None) -> str:
-    """"Glossary: 12 of 12 terms used, 3 forced in" ("" without a glossary)."""
+    """"Glossary: 3 glossary term uses: 2 placed, 1 not placed ("…" -> "…" not placed in "…": why)"
+    ("" without a glossary)."""
     if glossary is None:
         return ""
-    asked = used = 0
-    for block in result.blocks:
-        for sentence in block.sentences:
-            for match in find_terms(sentence.source, glossary.terms):
-                asked += 1
-                used += target_present(sentence.text, match.term)
-    if not asked:
+    outcomes = [o for o in result.report.outcomes if not o.kept]
+    if not outcomes:
         return f"Glossary: none of its {len(glossary.terms)} terms occurs in the document"
-    report = result.report
-    spans = report.asked - asked  # the rest of the constraints: placeholders of kept spans (URLs, numbers, …)
-    forced = f"{report.forced} forced in" + (" (terms and kept spans)" if spans > 0 and report.forced else "")
-    return f"Glossary: {used} of {asked} terms used, {forced}"
+    line = f"Glossary: {counts_line(result.report).split('; ')[0]}"
+    missing = next((o for o in outcomes if o.status == "not placed"), None)
+    return line + (f" ({outcome_line(missing)})" if missing is not None else "")
 
 
 def formatting_note(block: Block, result: BlockResult) -> str:

@@ -162,7 +162,7 @@ def test_dnt_pattern_and_glossary_options(qtbot, open_main_window, tiny_model_di
     qtbot.mouseClick(dialog.translate_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
     assert dialog.result is not None, dialog.status.text()
-    assert "Glossary: " in dialog.status.text() and " of 2 terms used, " in dialog.status.text()
+    assert "Glossary: 2 glossary term uses: " in dialog.status.text() and " placed" in dialog.status.text()
     assert "Mieze" in dialog.result.blocks[0].target and "Villa" in dialog.result.blocks[0].target
     assert "big" in dialog.result.blocks[0].target  # kept as it is: the do-not-translate pattern "big"
 

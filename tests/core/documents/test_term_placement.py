@@ -1,0 +1,53 @@
+"""A forced glossary term stands as its own word, the rest of the sentence survives, the article before it
+agrees with it, and a term that cannot be placed well is left out and reported so (issue 41), on the
+bundled en-de model."""
+
+from __future__ import annotations
+
+import torch
+
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.documents.determiners import alternatives
+from nmt_desktop.core.documents.glossary import Glossary, Term, target_as_word
+from nmt_desktop.core.documents.translate_document import DocumentOptions, translate_lines
+
+KLINIK = Term("hospital", "Klinik")
+
+
+def _forced(translator, lines, term):
+    torch.set_num_threads(1)  # one thread: the same floats, the same choices on a loaded machine
+    options = DocumentOptions(glossary=Glossary([term]), automatic_dnt=False)
+    return translate_lines(translator, lines, DecodeConfig(), options)
+
+
+def test_a_forced_term_is_its_own_word_and_the_sentence_after_it_survives(en_de):
+    result = _forced(en_de, ["My sister works at the hospital in the city."], KLINIK)
+    text = result.blocks[0].target
+    assert "in der Stadt" in text and target_as_word(text, KLINIK, inflected=False), text  # was "im Kliniktahre."
+    assert [o.status for o in result.report.outcomes] == ["placed"]
+
+
+def test_the_article_is_re_decided_for_the_term(en_de):
+    lines = ["The hospital is big.", "I went to the hospital yesterday."]
+    assert [t.text for t in en_de.translate_batch(lines, DecodeConfig())] == \
+        ["Das Krankenhaus ist groß.", "Ich bin gestern ins Krankenhaus gegangen."]
+    texts = [b.target for b in _forced(en_de, lines, KLINIK).blocks]
+    assert texts[0].startswith("Die Klinik ") and " in die Klinik " in texts[1], texts  # was "Das Klinik", "ins Klinik"
+
+
+def test_a_term_that_cannot_be_placed_well_is_not_placed(en_de):
+    line = "The hospital is big."
+    plain = en_de.translate(line, DecodeConfig()).text
+    result = _forced(en_de, [line], Term("hospital", "病院"))  # spelled byte by byte, the model derails after it
+    assert result.blocks[0].target == plain  # the translation without the term, not a wrecked one
+    (outcome,) = result.report.outcomes
+    assert outcome.status == "not placed" and "would change the rest of the sentence" in outcome.reason
+    assert result.report.missing == 1 and result.report.forced == 0
+
+
+def test_determiner_forms_keep_the_case():
+    assert alternatives("das", "de", "Klinik", plural=False) == ["das", "den", "der", "die"]
+    assert alternatives("im", "de", "Klinik", plural=False) == ["im", "in der"]
+    assert alternatives("der", "de", "Klinik", plural=False, before="in") == ["der", "dem"]
+    assert alternatives("Le", "fr", "hôpital") == ["Le", "L'", "Les"]
+    assert alternatives("groß", "de", "Klinik") == []
