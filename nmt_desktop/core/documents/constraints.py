@@ -4,10 +4,11 @@ How: translate as usual, in batches; a sentence whose translation already holds 
 done (a term the model translates anyway costs nothing). For a missing one, find where the translation
 renders its source words, by the model itself: the source term is masked (masking.py, one teacher-forced
 pass) and the target word whose probability drops most is where the model put its translation of the term.
-The translation is then decoded again with everything before that word forced as a prefix, followed by
-the target term, and the model finishes the sentence after it (forced prefixes run on every decoding
-backend and search, and give attention for every token). Repeated for the next missing term, with the
-terms already placed kept inside the prefix.
+The term is then placed there by placement.py (forced prefixes run on every decoding backend and search,
+and give attention for every token): as its own word, with the article before it re-decided, the rest of
+the sentence kept, or not at all when it cannot be placed well (the translation stays without it and the
+report says why). Repeated for the next missing term, with the terms already placed kept in the prefix.
+`ConstraintReport.outcomes` says per term use what happened (term_report.py words it).
 
 Why not dynamic beam allocation (Post & Vilar 2018): it needs a beam and per-hypothesis constraint
 bookkeeping in every search; the forced repair needs neither, works in greedy search, and places the term
