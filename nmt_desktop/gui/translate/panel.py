@@ -299,10 +299,10 @@ class TranslatePanel(QWidget):
         finished one, so the attention and alternatives shown belong to a translation the pane shows."""
         message = report.message()
         self.statusMessage.emit(message)
-        set_fitting_text(self.stop_note, f"⏹ {message}.")
+        set_fitting_text(self.stop_note, f"{message}.")
         self.stop_note.show()
         if report.cut is not None and (item := self.sentence_list.item(report.cut)) is not None:
-            item.setText(f"{report.cut + 1}. {self.document.units[report.cut].text}  ✂ cut by Stop")
+            item.setText(f"{report.cut + 1}. (cut by Stop, not translated) {self.document.units[report.cut].text}")
         current = self.document.current()
         if current is not None and current.translation is not None:
             return
