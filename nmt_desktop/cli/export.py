@@ -5,7 +5,7 @@
 
 Writes the weights in half precision (sharded under --max-file-mb), the tokenizers, card.json with
 the architecture, data attribution and training facts, and a README.md rendered from the card; the
-model's glossary (core/documents/model_glossary.py) goes with it as glossary.tsv.
+model's glossary (core/formats/model_glossary.py) goes with it as glossary.tsv.
 Given several models (snapshots of one run, e.g. runs/en-de/checkpoints/step-*), it exports their
 average (see core/formats/averaging.py).
 """
@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from nmt_desktop.core.formats.averaging import AveragingError, average_models
-    from nmt_desktop.core.documents.blocks import DocumentError
-    from nmt_desktop.core.documents.model_glossary import keep_parent_glossary
+    from nmt_desktop.core.formats.model_glossary import keep_parent_glossary
     from nmt_desktop.core.formats.model_card import export_card, write_card
     from nmt_desktop.core.formats.model_folder import human_size, load_model, model_size_bytes, save_model
     from nmt_desktop.core.model.transformer import count_parameters
@@ -73,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
                max_shard_bytes=int(args.max_file_mb * 1024 * 1024))
     try:  # the glossary the model uses (its own, or the user's saved one) goes with it
         kept = keep_parent_glossary(sources[0], tmp)
-    except DocumentError as exc:
-        raise CLIError(f"the glossary of {sources[0]} cannot be exported: {exc}") from None
+    except OSError as exc:
+        raise CLIError(f"the glossary of {sources[0]} cannot be exported: {exc.strerror or exc}") from None
     if kept is not None:
         card.setdefault("glossary", kept.card_note())  # a fine-tuned model's card already names its parent
     write_card(tmp, card)

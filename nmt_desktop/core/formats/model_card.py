@@ -179,7 +179,7 @@ def render_readme(card: dict[str, Any]) -> str:
     if isinstance(averaged, list) and averaged:
         lines += [f"The weights are the average of {len(averaged)} checkpoints of the training run: "
                   f"{', '.join(map(str, averaged))}.", ""]
-    if card.get("glossary"):  # kept from the parent model (core/documents/model_glossary.py)
+    if card.get("glossary"):  # kept from the parent model (core/formats/model_glossary.py)
         lines += [f"Glossary: {card['glossary']}.", ""]
     if card.get("retrain"):
         lines += [f"Retrain: `{card['retrain']}`", ""]

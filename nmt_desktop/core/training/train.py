@@ -9,7 +9,7 @@ Run folder layout: `train_config.toml` (effective config), `last/` (model folder
 `trainer_state/`, the resume point), `best/` (model folder with the best dev BLEU),
 `events.jsonl` (every progress event), and with `keep_checkpoints = N` the newest N evaluated
 models in `checkpoints/step-NNNNNNN/` (for `nmt-desktop export --average`). Fine-tuning from a model
-that has a glossary (core/documents/model_glossary.py) keeps it: `glossary.tsv` in the run folder and in
+that has a glossary (core/formats/model_glossary.py) keeps it: `glossary.tsv` in the run folder and in
 every model folder the run writes, and the card says so.
 """
 
@@ -32,10 +32,9 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
-from nmt_desktop.core.documents.blocks import DocumentError
-from nmt_desktop.core.documents.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
 from nmt_desktop.core.formats.model_card import note_run_steps, source_words
 from nmt_desktop.core.formats.model_folder import load_model
+from nmt_desktop.core.formats.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
 from nmt_desktop.core.tokenizer import TokenizerPair
@@ -192,8 +191,9 @@ class Trainer:
         parent = self.out if self.resume and copy.is_file() else resolve_model_path(cfg.from_model, lambda _: None)
         try:
             kept = keep_parent_glossary(parent, self.out)
-        except (DocumentError, OSError) as exc:
-            raise TrainingError(f"the glossary of {cfg.from_model} cannot be kept for the new model: {exc}") from None
+        except OSError as exc:
+            raise TrainingError(f"the glossary of {cfg.from_model} cannot be kept for the new model: "
+                                f"{exc.strerror or exc}") from None
         return dataclasses.replace(kept, parent=cfg.from_model) if kept is not None else None
 
     def _freeze(self, model: Transformer) -> None:

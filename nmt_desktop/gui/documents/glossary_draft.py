@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from nmt_desktop.core.documents.model_glossary import saved_glossary_folder
+from nmt_desktop.core.formats.model_glossary import saved_glossary_folder
 
 DRAFT_FILE = "draft.json"
 Row = tuple[str, str, str]

@@ -41,7 +41,7 @@ Answer = QMessageBox.StandardButton
 
 
 def rows_text(n: int) -> str:
-    return f"{n} unsaved row" if n == 1 else f"{n} unsaved rows"
+    return f"{n} row" if n == 1 else f"{n} rows"
 
 
 class GlossaryEditor(QDialog):
@@ -141,9 +141,9 @@ class GlossaryEditor(QDialog):
         self.table.setRowCount(0)
         for row in draft.rows:
             self.add_row(Term(*row))
-        self.status.setText(f"Restored {rows_text(len(draft.rows))} from {draft.written or 'your last session'} "
-                            "that were never saved: Save as model's glossary applies them; Close, then Discard, "
-                            "drops them")
+        self.status.setText(f"Restored the unsaved changes ({rows_text(len(draft.rows))}) from "
+                            f"{draft.written or 'your last session'}: Save as model's glossary applies them; Close, "
+                            "then Discard, drops them")
         self.setWindowModified(True)
     def _button(self, text: str, tip: str, slot) -> QPushButton:  # noqa: ANN001 - a bound method
         button = QPushButton(text)
@@ -245,7 +245,8 @@ class GlossaryEditor(QDialog):
                  "use them." if self.model_path is not None else
                  "Save exports them to a file (no model is loaded to keep them with).")
         box = QMessageBox(QMessageBox.Icon.Question, "Unsaved glossary rows",
-                          f"Save the {rows_text(len(self.rows()))} of this glossary?",
+                          f"This glossary ({rows_text(len(self.rows()))}) has changes that are not saved. "
+                          "Save them?",
                           Answer.Save | Answer.Discard | Answer.Cancel, self)
         box.setInformativeText(f"{where} Discard drops them; Cancel goes back to the editor.")
         box.setDefaultButton(Answer.Save)

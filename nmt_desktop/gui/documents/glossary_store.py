@@ -1,4 +1,4 @@
-"""Where a model's glossary is kept, for the GUI: the core's places (core/documents/model_glossary.py), the
+"""Where a model's glossary is kept, for the GUI: the core's places (core/formats/model_glossary.py), the
 user's saved glossary under the settings' config dir first, else the one the model folder carries (kept from
 the model it was fine-tuned from). Save as the model's glossary always writes the user's file, since the model
 folder may be bundled or read-only.
@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nmt_desktop.core.documents.model_glossary import model_glossary_file, saved_glossary_path
+from nmt_desktop.core.formats.model_glossary import model_glossary_file, saved_glossary_path
 
 if TYPE_CHECKING:
     from nmt_desktop.core.documents.glossary import Glossary

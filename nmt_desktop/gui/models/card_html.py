@@ -182,7 +182,7 @@ def _source(card: dict[str, Any]) -> str:
     elif card.get("source"):
         rows.append(("Source", card.get("source")))
     rows.append(("Fine-tuned from", card.get("fine_tuned_from")))
-    rows.append(("Glossary", card.get("glossary")))  # kept from the parent model (core/documents/model_glossary.py)
+    rows.append(("Glossary", card.get("glossary")))  # kept from the parent model (core/formats/model_glossary.py)
     rows.append(("Downloaded", card.get("downloaded")))
     rows.append(("Date", card.get("date") or card.get("created")))
     rows.append(("Note", card.get("note")))

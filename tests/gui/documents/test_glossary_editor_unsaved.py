@@ -120,7 +120,7 @@ def test_rows_typed_before_a_crash_come_back_with_a_note(qtbot, config_dir, tiny
 
     again = open_editor(qtbot, tiny_model_dir)
     assert rows(again) == [TYPED, ("fan", "", "")] and again.isWindowModified()
-    assert again.status.text().startswith("Restored 2 unsaved rows from")
+    assert again.status.text().startswith("Restored the unsaved changes (2 rows) from")
     qtbot.mouseClick(again.close_button, Qt.MouseButton.LeftButton)  # still unsaved: asked again
     answer(qtbot, prompt(qtbot), QMessageBox.StandardButton.Cancel)
     assert again.isVisible()

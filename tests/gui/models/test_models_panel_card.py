@@ -51,8 +51,8 @@ def test_pulled_model_card_shows_source_and_readable_extras() -> None:
     assert "short everyday sentences" not in text and "Fine-tuned from" not in text
     assert "Fine-tuned from" in card_html({**PULLED, "fine_tuned_from": "models/en-de"})
     kept = card_html({**PULLED, "fine_tuned_from": "models/en-de",  # as training writes it (issue 41)
-                      "glossary": "2 terms kept from the parent model models/en-de (glossary.tsv)"})
-    assert "Glossary</td><td>2 terms kept from the parent model models/en-de (glossary.tsv)" in kept
+                      "glossary": "kept from the parent model models/en-de (glossary.tsv)"})
+    assert "Glossary</td><td>kept from the parent model models/en-de (glossary.tsv)" in kept
     assert "Other details" not in _json_free(kept) or "Glossary:" not in _json_free(kept)
 
 

@@ -8,6 +8,9 @@ Two places, the first that exists wins:
 - `glossary.tsv` inside the model folder: the glossary the model came with. Training from a parent model
   copies the parent's glossary there (into the run folder and each model folder the run writes), and export
   copies it on, so a fine-tuned model keeps its parent's terms without anyone re-entering them.
+
+The file is copied byte for byte, never parsed here (training and formats sit below core/documents/): a
+damaged glossary travels as it is and is reported, by its file and line, when a translation reads it.
 """
 
 from __future__ import annotations
@@ -19,8 +22,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from nmt_desktop.core.documents.blocks import DocumentError
-from nmt_desktop.core.documents.glossary import Glossary
 from nmt_desktop.core.locations import user_config_dir
 
 GLOSSARY_FILE = "glossary.tsv"
@@ -60,27 +61,23 @@ def model_glossary_file(model_path: str | os.PathLike | None) -> Path | None:
 class KeptGlossary:
     """A parent model's glossary copied into a new model's folder: where it is now and what the card says."""
     path: Path
-    terms: int
     parent: str
 
     def card_note(self) -> str:
-        plural = "" if self.terms == 1 else "s"
-        return f"{self.terms} term{plural} kept from the parent model {self.parent} ({GLOSSARY_FILE})"
+        return f"kept from the parent model {self.parent} ({GLOSSARY_FILE})"
 
 
 def keep_parent_glossary(parent: str | os.PathLike, folder: str | os.PathLike) -> KeptGlossary | None:
     """Copy the parent model's glossary (model_glossary_file) into `folder` as glossary.tsv; None when the
-    parent has none. A damaged glossary raises DocumentError naming the file and line: training would
-    otherwise drop the user's terms silently."""
+    parent has none; OSError when it cannot be copied."""
     source = model_glossary_file(parent)
     if source is None:
         return None
-    terms = len(Glossary.read(source).terms)
     target = Path(folder) / GLOSSARY_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     if source.resolve() != target.resolve():
         shutil.copyfile(source, target)
-    return KeptGlossary(target, terms, str(parent))
+    return KeptGlossary(target, str(parent))
 
 
 def carry_glossary(kept: KeptGlossary | None, folder: str | os.PathLike) -> None:
@@ -89,5 +86,5 @@ def carry_glossary(kept: KeptGlossary | None, folder: str | os.PathLike) -> None
         shutil.copyfile(kept.path, Path(folder) / GLOSSARY_FILE)
 
 
-__all__ = ["GLOSSARY_FILE", "DocumentError", "KeptGlossary", "carry_glossary", "folder_glossary_path",
+__all__ = ["GLOSSARY_FILE", "KeptGlossary", "carry_glossary", "folder_glossary_path",
            "keep_parent_glossary", "model_glossary_file", "saved_glossary_folder", "saved_glossary_path"]
