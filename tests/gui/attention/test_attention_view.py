@@ -19,6 +19,7 @@ from nmt_desktop.core.analysis.words import display_piece, word_groups
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.gui.attention.grid import AttentionView
 from nmt_desktop.gui.attention.heatmap import LOG_FLOOR
+from limits import TIMEOUT_MS
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +195,7 @@ def test_click_opens_focus_view_and_hover_highlights_everywhere(av_view, av_deco
     assert av_view.focus_view.isHidden()
     box = av_view.cell_item(1, 2).box
     pos = av_view.grid.mapFromScene(box.sceneBoundingRect().center())
-    with qtbot.waitSignal(av_view.cellActivated, timeout=2000) as blocker:
+    with qtbot.waitSignal(av_view.cellActivated, timeout=TIMEOUT_MS) as blocker:
         qtbot.mouseClick(av_view.grid.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
     assert blocker.args == [1, 2]
     assert not av_view.focus_view.isHidden()
@@ -206,7 +207,7 @@ def test_click_opens_focus_view_and_hover_highlights_everywhere(av_view, av_deco
     np.testing.assert_allclose(av_view.focus_view.matrix(), tr.attention.mean(axis=(0, 1)), atol=1e-6)
 
     focus = av_view.focus_view
-    with qtbot.waitSignal(focus.hovered, timeout=1000) as blocker:
+    with qtbot.waitSignal(focus.hovered, timeout=TIMEOUT_MS) as blocker:
         focus.hover(1, 2)
     assert blocker.args == [1, 2]
     value = tr.attention.mean(axis=(0, 1))[1, 2]
@@ -306,7 +307,7 @@ def test_ten_thousand_steps_through_a_signal(av_view, qtbot):
     for i in range(n):
         emitter.step.emit("▁x", att)
         if i % 1000 == 999:
-            qtbot.wait(1)  # let paints happen now and then
+            qtbot.wait(1)  # pacing only: paints happen now and then; painted_rows() is set by append_step itself
             assert av_view.painted_rows() == i + 1
     assert av_view.painted_rows() == n
     assert av_view.data().weights.shape == (2, 4, n, 6)
@@ -382,7 +383,7 @@ def test_a_new_48_head_grid_is_built_a_slice_at_a_time_while_streaming(av_view, 
     av_view.append_step("▁x", rows[0])
     assert 0 < len(av_view.heatmaps.cells) < layers * (heads + 1) + 1  # part of the grid now, the rest later
     av_view.append_step("▁y", rows[1])
-    qtbot.waitUntil(lambda: len(av_view.heatmaps.cells) == layers * (heads + 1) + 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(av_view.heatmaps.cells) == layers * (heads + 1) + 1, timeout=TIMEOUT_MS)
     av_view.append_step("▁z", rows[2])
     expected = np.stack(rows, axis=2)  # (L, H, 3, S)
     for layer in range(layers):

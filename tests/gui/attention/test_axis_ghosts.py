@@ -17,6 +17,8 @@ from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from nmt_desktop.gui.attention.focus import FocusView  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 SOURCE = ["▁Datenschutz", "grundverordnung", "▁ist", "▁ein", "▁langes", "▁Wort", "▁und", "▁gut", "▁Datum", "▁heute"]
 TARGET = ["▁The", "▁data", "▁protection", "▁regulation", "▁is", "▁long", "</s>"]
@@ -45,11 +47,14 @@ def test_no_label_is_left_behind_after_resizes(qtbot) -> None:
         view.resize(sizes.randint(300, 1000), sizes.randint(250, 700))
         if i == 15:  # fewer, shorter tokens: the axes shrink
             view.set_matrix(rng.random((5, 4)), SOURCE[:4], TARGET[:5], "L2 H3")
-        for _ in range(3):
-            QApplication.processEvents()
-        on_screen = screen.grabWindow(view.winId()).toImage()  # what the screen shows, stale pixels and all
-        fresh = view.grab().toImage()  # everything painted anew
-        assert left_of_axis(view, on_screen) == left_of_axis(view, fresh), f"resize {i}: {view.size()}"
+        wait_laid_out(qtbot, view)  # the resize's layout done (a chain of posted events, however slow the machine)
+
+        def screen_as_fresh(i=i) -> None:  # and its paints landed: a ghost label stays on the screen for good
+            on_screen = screen.grabWindow(view.winId()).toImage()  # what the screen shows, stale pixels and all
+            fresh = view.grab().toImage()  # everything painted anew
+            assert left_of_axis(view, on_screen) == left_of_axis(view, fresh), f"resize {i}: {view.size()}"
+
+        qtbot.waitUntil(screen_as_fresh, timeout=TIMEOUT_MS)
         for axis in view.axes.values():  # and the reason: every label inside what the scene repaints
             bounds = axis.boundingRect().adjusted(-0.5, -0.5, 0.5, 0.5)
             assert all(bounds.contains(box) for _label, box in axis.painted), axis.orientation

@@ -24,6 +24,7 @@ from nmt_desktop.gui.attention.grid import AttentionView  # noqa: E402
 from nmt_desktop.gui.attention.focus import FocusView  # noqa: E402
 from nmt_desktop.gui.attention.token_axis import FLOOR_PT, elide  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 TEXT = ("red cat runs big dog sleeps small bird eats green tree water sun moon house blue cat runs big dog "
         "sleeps small")  # 22 words: 22 source pieces and </s>
@@ -102,13 +103,13 @@ def test_old_axis_dropped_labels_and_the_new_one_draws_all(qtbot, long_tr):
     ticks = [(i + 0.5, t) for i, t in enumerate(long_tr.source_tokens)]
     plot.getAxis("bottom").setTicks([ticks, []])
     plot.setXRange(0, len(ticks), padding=0)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, plot)
     axis = plot.getAxis("bottom")
     specs = axis.generateDrawSpecs(QtGui.QPainter(QtGui.QImage(10, 10, QtGui.QImage.Format.Format_ARGB32)))
     assert len(specs[2]) < len(ticks)  # labels dropped
     view = shown_widget(qtbot, FocusView(), (600, 500))
     view.set_matrix(long_tr.attention[-1, 0], long_tr.source_tokens, long_tr.target_tokens)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, view)
     assert_all_labelled(view, long_tr.source_tokens, long_tr.target_tokens)
 
 
@@ -119,7 +120,7 @@ def test_focus_view_labels_every_token_at_any_size(qtbot, long_tr, size):
     view.resize(*size)
     view.show()
     view.set_matrix(long_tr.attention[-1].mean(0), long_tr.source_tokens, long_tr.target_tokens, title="L2 avg")
-    qtbot.wait(20)
+    wait_laid_out(qtbot, view)
     assert_all_labelled(view, long_tr.source_tokens, long_tr.target_tokens)
     bottom = view.axes["bottom"].fit
     if size[0] <= 400:  # too narrow for horizontal labels: rotated, and the plot keeps room to scroll
@@ -141,7 +142,7 @@ def test_attention_view_focus_and_image_exports_label_every_token(qtbot, long_tr
     view = shown_widget(qtbot, AttentionView(), (1360, 700))
     view.set_translation(long_tr)
     view.focus(1, 2)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, view)
     assert_all_labelled(view.focus_view, long_tr.source_tokens, long_tr.target_tokens)
     theme.apply("dark", "magma")
     for name in ("focus.png", "focus.svg"):
@@ -176,7 +177,7 @@ def test_train_probe_labels_every_token(qtbot, long_tr):
     probe = shown_widget(qtbot, ProbeView(), (520, 420))
     probe.show_probe({"source": TEXT, "translation": long_tr.text, "attention": long_tr.attention.tolist(),
                       "source_tokens": long_tr.source_tokens, "target_tokens": long_tr.target_tokens}, step=100)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, probe)
     assert_all_labelled(probe.view, long_tr.source_tokens, long_tr.target_tokens)
 
 
@@ -189,7 +190,7 @@ def test_compare_labels_every_token_in_all_three_views(qtbot, long_tr, tiny_tran
     view.set_source(TEXT)
     with qtbot.waitSignal(view.compared, timeout=TIMEOUT_MS):
         assert view.compare()
-    qtbot.wait(20)
+    wait_laid_out(qtbot, view)
     for focus in (view.view_a, view.view_b, view.view_diff):
         assert_all_labelled(focus, long_tr.source_tokens, view.a.target_tokens)
     view.shutdown()
@@ -204,7 +205,7 @@ def test_forced_prefix_and_beam_tree_label_every_token(qtbot, long_tr, tiny_tran
     alt = long_tr.best.alternatives[1][1]
     with qtbot.waitSignal(forced.forcedDone, timeout=TIMEOUT_MS):
         assert forced.force(long_tr, 1, alt.token_id, CFG)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, forced)
     src, tgt = drawn(forced.diff)
     assert src == shown(long_tr.source_tokens)
     assert tgt == [elide(t) for t in forced.diff.token_labels()[1]] and len(tgt) == forced.diff.matrix().shape[0]
@@ -220,7 +221,7 @@ def test_forced_prefix_and_beam_tree_label_every_token(qtbot, long_tr, tiny_tran
     state = blocker.args[0]
     node = max((n for n in state.tree if n.status == "finished"), key=lambda n: n.step)
     tree.select_node(node.id)
-    qtbot.wait(20)
+    wait_laid_out(qtbot, tree)
     pieces = tiny_translator.target_pieces(state.node_tokens(node.id))
     assert_all_labelled(tree.focus, long_tr.source_tokens, pieces)
     texts = [i.text() for i in tree.scene.items() if hasattr(i, "text")]
