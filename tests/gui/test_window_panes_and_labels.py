@@ -24,6 +24,7 @@ from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from nmt_desktop.core.formats.model_folder import save_model  # noqa: E402
 from tiny_models import perturbed_model  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 TEXT = "red cat runs"
 
@@ -42,6 +43,13 @@ def translate_by_click(qtbot, window, text: str) -> None:
     panel.source.setPlainText(text)
     QTest.mouseClick(panel.translate_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
+
+
+def notes_in_and_laid_out(qtbot, window) -> None:
+    """The notes that come after a translation (the trust line's estimate, on its own thread) are in and the
+    window is laid out with them."""
+    qtbot.waitUntil(lambda: not window.translate_panel.trust_line.running, timeout=TIMEOUT_MS)
+    wait_laid_out(qtbot, window)
 
 
 def load_by_menu(qtbot, window, path) -> None:
@@ -114,10 +122,10 @@ def test_text_without_spaces_never_widens_the_window(open_main_window, tiny_mode
     window = open_main_window(tiny_model_dir)
     window.resize(1280, 820)
     translate_by_click(qtbot, window, "red cat runs")
-    qtbot.wait(50)
+    notes_in_and_laid_out(qtbot, window)
     before = window.minimumSizeHint().width()
     translate_by_click(qtbot, window, text)
-    qtbot.wait(50)
+    notes_in_and_laid_out(qtbot, window)
     assert window.minimumSizeHint().width() <= before, (window.minimumSizeHint(), before)  # it did not grow
     assert window.width() == 1280
     title = window.analysis_panel.title
@@ -168,7 +176,7 @@ def test_long_translation_never_runs_under_its_footer(open_main_window, tiny_mod
     panel.options.min_length.setValue(45)  # a long translation
     translate_by_click(qtbot, window, PARAGRAPH)
     qtbot.waitUntil(lambda: panel.trust_line.estimates != [], timeout=TIMEOUT_MS)  # the last note to arrive
-    qtbot.wait(50)
+    wait_laid_out(qtbot, window)  # the notes' layout done
     assert not panel.error_label.isVisible(), panel.error_label.text()
     footer = [w for w in (panel.score_label, panel.coverage_label, panel.quality_hint, panel.trust_line)
               if w.isVisible()]
@@ -237,20 +245,22 @@ def test_steps_arriving_while_the_view_shows_something_else_restart_the_stream(o
                                                                                  qtbot, monkeypatch):
     """Found by the monkey test: a step of the shown unit arriving while the attention view showed something
     else (an inspected translation, a grid cleared by a failure) raised "append_step() called without begin()"."""
-    import time
+    import threading
 
     _stream = Translator.stream_document
+    cleared = threading.Event()
 
-    class Slow:  # the core's document stream, one step every 30 ms, so the clear surely lands mid-stream
-        def __init__(self, document):
+    class Slow:  # the core's document stream, held after its third step until the clear below: it lands mid-stream
+        def __init__(self, document):  # however slow the machine
             self.document = document
 
         def __getattr__(self, name):
             return getattr(self.document, name)
 
         def __iter__(self):
-            for item in self.document:
-                time.sleep(0.03)
+            for n, item in enumerate(self.document):
+                if n == 3:
+                    cleared.wait(TIMEOUT_MS / 1000)
                 yield item
 
     monkeypatch.setattr(Translator, "stream_document", lambda self, *a, **k: Slow(_stream(self, *a, **k)))
@@ -262,5 +272,6 @@ def test_steps_arriving_while_the_view_shows_something_else_restart_the_stream(o
     qtbot.waitUntil(lambda: panel.view.painted_rows() >= 2, timeout=TIMEOUT_MS)
     assert panel.running
     panel.view.clear()  # what a result shown meanwhile does to the streaming view
+    cleared.set()
     qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert panel.view.data().target_tokens == list(panel.sentences[0].translation.best.tokens)
