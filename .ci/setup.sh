@@ -100,7 +100,7 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want_stamp" ]] \
 import pathlib, sys
 import nmt_desktop, PySide6, pyqtgraph, tokenizers, safetensors, sacrebleu, platformdirs, tqdm, numpy
 import huggingface_hub, sentencepiece, transformers, py3langid
-import pytest, pytestqt, hypothesis, pytest_timeout, PyInstaller, importlinter
+import pytest, pytestqt, hypothesis, pytest_timeout, xdist, filelock, mkdocs, PyInstaller, importlinter
 root = pathlib.Path(sys.argv[1]).resolve()
 assert pathlib.Path(nmt_desktop.__file__).resolve().is_relative_to(root)
 PYEOF

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 BUILD_TIMEOUT_S = 2000
+# The tests that share the bundle run on one xdist worker (`--dist loadgroup`, `@pytest.mark.xdist_group`), so
+# it is built once per run; conftest.py schedules them first.
+BUNDLE_GROUP = "frozen_bundle"
 
 
 def build_bundle(repo_root: Path, out: Path) -> Path:

@@ -12,6 +12,28 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
+from bundle_build import BUNDLE_GROUP  # noqa: E402 - tests/ is on sys.path (this file's folder)
+
+
+def pytest_configure(config) -> None:
+    """Under xdist, each worker's torch gets its share of the cores: N workers each spinning the default
+    thread count fight for the same cores (OpenMP threads that wait by spinning make that far slower than
+    one thread each), and a fixed thread count also fixes the float rounding of a parallel reduction."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The bundle group's tests first (bundle_build.BUNDLE_GROUP): the build overlaps the rest of the suite
+    instead of trailing it."""
+    def in_bundle_group(item) -> bool:
+        return any(mark.args[:1] == (BUNDLE_GROUP,) for mark in item.iter_markers("xdist_group"))
+
+    items.sort(key=lambda item: not in_bundle_group(item))  # stable: the order is kept within each part
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
@@ -30,10 +52,11 @@ def shared_data(repo_root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_trained():
-    """(model, tokenizers): a tiny Transformer trained a few hundred steps on the synthetic task."""
-    from tiny_models import trained_tiny_model
+    """(model, tokenizers): a tiny Transformer trained a few hundred steps on the synthetic task, trained once
+    per machine and content (tests/built_once.py) on one thread, so every worker and run reads the same one."""
+    from tiny_models import cached_tiny_model
 
-    return trained_tiny_model(steps=300)
+    return cached_tiny_model(steps=300)
 
 
 @pytest.fixture(scope="session")

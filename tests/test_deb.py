@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from bundle_build import BUNDLE_GROUP
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "packaging"))
 
@@ -164,6 +166,7 @@ def _tar_digest(deb: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+@pytest.mark.xdist_group(BUNDLE_GROUP)
 def test_deb_package(frozen_bundle, tmp_path):
     _need("dpkg-deb", "dpkg", "objdump", "lintian", "desktop-file-validate", "appstreamcli")
     env = dict(os.environ, PYTHON=sys.executable, SOURCE_DATE_EPOCH="1780000000")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from bundle_build import BUNDLE_GROUP
+
 from nmt_desktop import self_test
 from nmt_desktop.cli.main import main as cli_main
 from nmt_desktop.core import locations
@@ -138,6 +140,7 @@ def _size_mb(folder: Path) -> float:
 
 @pytest.mark.slow
 @pytest.mark.timeout(2400)
+@pytest.mark.xdist_group(BUNDLE_GROUP)
 def test_frozen_app_self_test(frozen_bundle, tiny_model_dir, marian_repo, tmp_path):
     """Run the frozen app that packaging/build.sh built (the session's `frozen_bundle`, shared with test_deb)."""
     import torch

@@ -84,6 +84,32 @@ def trained_tiny_model(joint: bool = True, steps: int = 300, **overrides) -> tup
     return train_tiny(model, tokenizers, steps), tokenizers
 
 
+def cached_tiny_model(steps: int = 300) -> tuple[Transformer, TokenizerPair]:
+    """`trained_tiny_model(steps=steps)`, trained on one thread with deterministic kernels (its accuracy must
+    not depend on the thread count or the rounding of a parallel reduction) and kept on disk by the content of
+    this file and the model code (tests/built_once.py): the xdist workers and later runs load it in
+    milliseconds instead of training it again."""
+    from built_once import built_once, content_key, python_sources
+    from nmt_desktop.core.formats.model_folder import load_model, save_model
+
+    def build(folder) -> None:
+        threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+        torch.set_num_threads(1)
+        torch.use_deterministic_algorithms(True)
+        try:
+            model, tokenizers = trained_tiny_model(steps=steps)
+        finally:
+            torch.set_num_threads(threads)
+            torch.use_deterministic_algorithms(deterministic)
+        save_model(folder / "model", model, tokenizers)
+
+    sources = python_sources("tests/tiny_models.py", "nmt_desktop/core/model", "nmt_desktop/core/config.py",
+                             "nmt_desktop/core/tokenizer.py", "nmt_desktop/core/formats")
+    folder = built_once(content_key("tiny-trained", sources, steps=steps), build)
+    loaded = load_model(folder / "model")
+    return loaded.model, loaded.tokenizers
+
+
 def perturbed_model(cfg: ModelConfig, seed: int = 0) -> Transformer:
     """A model in eval mode whose parameters are all pushed away from their init (non-trivial outputs)."""
     model = build_model(cfg, seed=seed)
