@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-import time
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +13,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QObject, Qt, Slot  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from nmt_desktop import __version__  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
@@ -147,19 +148,25 @@ def test_stop_cancels_and_a_new_translation_works(qtbot, window) -> None:
     finished: list[int] = []
     panel.translationFinished.connect(finished.append)
 
-    def slow_steps(*_) -> None:  # runs in the worker thread: decoding outlasts the click below on any machine
-        time.sleep(0.02)
+    sent: list[int] = []
+    clicked = threading.Event()
+
+    def slow_steps(*_) -> None:  # runs in the worker thread: decoding waits after 3 steps until the click below,
+        sent.append(1)  # so it outlasts the click on any machine
+        if len(sent) >= 3:
+            clicked.wait(TIMEOUT_MS / 1000)
 
     panel.worker.step.connect(slow_steps, Qt.DirectConnection)
     request = panel.translate("red cat runs big dog sleeps")
     assert panel.stop_button.isEnabled() and panel.running
     qtbot.waitUntil(lambda: bool(panel.sentences) and len(panel.sentences[0].steps) >= 3, timeout=TIMEOUT_MS)
     qtbot.mouseClick(panel.stop_button, Qt.LeftButton)
+    clicked.set()
     panel.worker.step.disconnect(slow_steps)
     assert not panel.running and not panel.stop_button.isEnabled() and panel.translate_button.isEnabled()
     shown = len(panel.sentences[0].steps)
     qtbot.waitUntil(lambda: not panel.worker.busy, timeout=TIMEOUT_MS)
-    qtbot.wait(50)
+    QApplication.sendPostedEvents()  # every signal the worker sent before it went idle, delivered
     assert request not in finished
     assert len(panel.sentences[0].steps) == shown  # stale steps were ignored
     panel.options.set_beam(1)
@@ -175,7 +182,8 @@ def test_newer_request_supersedes_older(qtbot, window, tiny_translator) -> None:
     panel.translationFinished.connect(finished.append)
     first = panel.translate("red cat runs")
     second = translate_and_wait(qtbot, panel, "big dog sleeps")
-    qtbot.wait(100)
+    QApplication.sendPostedEvents()  # the first request's signals came before the second's finished; then a
+    qtbot.wait(100)  # negative check: no late `finished` of the first (fixed wait fine: nothing is awaited)
     assert finished == [second] and first != second
     assert panel.output_text() == tiny_translator.translate("big dog sleeps").text
     assert [s.text for s in panel.sentences] == ["big dog sleeps"]
