@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QSpinBox, QSplitter, QStackedWidget, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
+                               QHeaderView, QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter, QStackedWidget,
+                               QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from nmt_desktop.core.analysis import dataset_report as core
 from nmt_desktop.core.analysis.head_names import head_description, layer_name
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 RECENT_KEY = "dataset_report_files"  # settings: the files run on, newest first
 DEFAULT_LINES = 100
+METHODS_PER_ROW = 4  # the attribution methods' tick boxes, in rows of four (eight on one row: 994 px)
 ROW_KEY = Qt.UserRole + 1  # on a row's first item: the (layer, head) or method it shows, whatever the sort
 HEAD_COLUMNS = ["Layer", "Head", "BLEU drop", "chrF drop", "Changed"] + [STAT_TITLES[f] for f in STAT_FIELDS]
 METHOD_COLUMNS = ["Method", "Comprehensiveness", "Random comp.", "Sufficiency", "Random suff.", "Sentences",
@@ -119,7 +120,9 @@ class DatasetView(JobView, AnalysisView):
         self.heads_box.toggled.connect(lambda _on: self._update_enabled())
         self.method_boxes: dict[str, QCheckBox] = {}
         self.methods_row = QHBoxLayout()
-        self.methods_row.addWidget(QLabel("Methods"))
+        self.methods_row.addWidget(QLabel("Methods"), 0, Qt.AlignTop)
+        self.method_grid = QGridLayout()  # METHODS_PER_ROW a row: on one row they were wider than a 1024 px screen
+        self.methods_row.addLayout(self.method_grid)
         self._sync_methods()
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
@@ -205,8 +208,8 @@ class DatasetView(JobView, AnalysisView):
                 box.setChecked(True)
                 box.setToolTip(f"Check {method}'s faithfulness on every line (attribution + perturbations)")
                 box.toggled.connect(lambda _on: self._update_enabled())
+                self.method_grid.addWidget(box, *divmod(len(self.method_boxes), METHODS_PER_ROW), Qt.AlignLeft)
                 self.method_boxes[method] = box
-                self.methods_row.addWidget(box)
 
     def chosen_methods(self) -> list[str]:
         return [m for m in core.current_methods() if m in self.method_boxes and self.method_boxes[m].isChecked()]

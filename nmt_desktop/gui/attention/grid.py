@@ -43,6 +43,7 @@ from .. import theme
 from . import export
 from .focus import FocusView
 from .heatmap import COLOR_SCALES, LOG_LEVELS, CellGrid, HeatmapCell, paper_theme, top_level
+from ..flow_layout import flow_widget, labelled
 from ..labels import fit_width
 
 if TYPE_CHECKING:
@@ -95,12 +96,9 @@ class AttentionView(QtWidgets.QWidget):
         self.export_button.setMenu(menu)
         self.status_label = fit_width(QtWidgets.QLabel(""))  # what is shown; wraps, never widens the window
         self.status_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        bar = QtWidgets.QHBoxLayout()
-        bar.addWidget(QtWidgets.QLabel("Show:"))
-        bar.addWidget(self.kind_combo)
-        bar.addWidget(self.merge_check)
-        bar.addWidget(QtWidgets.QLabel("Colour scale:"))
-        bar.addWidget(self.scale_combo)
+        bar = QtWidgets.QHBoxLayout()  # the choices wrap under each other in a narrow window (flow_layout.py)
+        bar.addWidget(flow_widget(labelled("Show:", self.kind_combo), self.merge_check,
+                                  labelled("Colour scale:", self.scale_combo)))
         bar.addWidget(self.status_label, 1)
         bar.addWidget(self.export_button)
         # grid + focus
