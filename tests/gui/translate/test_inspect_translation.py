@@ -23,6 +23,7 @@ from nmt_desktop.gui.translate.inspect_view import (BAND_FLOORS, DARK_BANDS, GIV
 from colour_contrast import contrast  # noqa: E402
 from tiny_models import LEXICON, TARGET_WORDS  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 SOURCE = "red cat runs"
 
@@ -270,13 +271,13 @@ def test_the_models_own_multi_line_translation_scores_what_it_scored(qtbot, wind
     box.use_model_button.click()
     assert box.editor.toPlainText() == "\n".join(t.text for t in units)
     window.resize(1280, 820)
-    qtbot.wait(50)
+    wait_laid_out(qtbot, window)
     width = window.width()
     with qtbot.waitSignal(box.inspected, timeout=TIMEOUT_MS) as inspected:
         box.inspect_button.click()
     result = inspected.args[0]
     box.view.tokenHovered.emit(2, 0)  # the longest status: "…, sentence 3 of 3"
-    qtbot.wait(50)
+    wait_laid_out(qtbot, window)  # the window laid out with it
     assert window.width() == width  # the score lines and the "Showing …" line never widen the window
     assert [p.line for p in result.pairs] == [0, 1, 2] and result.model_source == "the Translate tab"
     assert [p.given.best.token_ids for p in result.pairs] == [t.best.token_ids for t in units]

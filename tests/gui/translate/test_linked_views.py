@@ -19,6 +19,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from nmt_desktop.gui.translate.output_html import token_link  # noqa: E402
 from nmt_desktop.gui.translate.word_links import anchor_span  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 SOURCE = "red cat runs"
 
@@ -61,14 +62,14 @@ def test_hovering_a_source_word_lights_it_up_everywhere(qtbot, window) -> None:
     cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
     panel.view.focus(0, 1)  # the focus view open on L1 H2
     move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
-    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=TIMEOUT_MS)
     assert panel.links.highlighted_text() == ("cat", "")
     assert all(cell.col_mark.isVisible() and not cell.row_mark.isVisible() for cell in panel.view._cells)
     assert panel.view.focus_view.col_mark.isVisible()
 
     move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("runs") + 1))
     runs = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "runs")
-    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, runs), timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, runs), timeout=TIMEOUT_MS)
     assert panel.links.highlighted_text() == ("runs", "")
 
 
@@ -80,7 +81,7 @@ def test_a_clicked_translation_token_stays_selected_across_views(qtbot, window) 
     assert span is not None
     where = point_at(panel.output, span[0] + 1)
     move_to(panel.output.viewport(), where)
-    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=TIMEOUT_MS)
     shown = unit.translation.best.tokens[row].strip("▁")
     assert panel.links.highlighted_text() == ("", shown)
     assert panel.alternatives_view.step.index == row  # its alternatives
@@ -90,7 +91,7 @@ def test_a_clicked_translation_token_stays_selected_across_views(qtbot, window) 
     # the pointer goes to an empty part of the source box: the selection shows again
     move_to(panel.source.viewport(), QPoint(panel.source.viewport().width() - 5,
                                                     panel.source.viewport().height() - 5))
-    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (row, -1), timeout=TIMEOUT_MS)
     window.show_tab("analysis")
     window.show_tab("translate")
     assert panel.view.highlight() == (row, -1) and panel.links.highlighted_text() == ("", shown)
@@ -105,15 +106,15 @@ def test_hovering_a_heatmap_cell_lights_the_words(qtbot, window) -> None:
     panel = window.translate_panel
     view = panel.view
     view.focus(0, 0)
-    qtbot.waitUntil(lambda: view.focus_view.isVisible(), timeout=5000)
-    qtbot.wait(300)  # the focus view lays out its axes
+    qtbot.waitUntil(lambda: view.focus_view.isVisible(), timeout=TIMEOUT_MS)
+    wait_laid_out(qtbot, view)  # the focus view lays out its axes
     focus = view.focus_view
     vb = focus.plot.vb
     # the middle of cell (row 1, source 1) of the focus view, in the graphics view's coordinates
     scene_point = vb.mapViewToScene(QPointF(1.5, 1.5))
     where = focus.graphics.mapFromScene(scene_point)
     move_to(focus.graphics.viewport(), where)
-    qtbot.waitUntil(lambda: view.highlight() == (1, 1), timeout=5000)
+    qtbot.waitUntil(lambda: view.highlight() == (1, 1), timeout=TIMEOUT_MS)
     unit = panel.sentences[0]
     source_word = unit.source_tokens[1].strip("▁")
     target_word = unit.translation.best.tokens[1].strip("▁")
@@ -126,7 +127,7 @@ def test_the_alignment_links_of_a_selected_word_light_up(qtbot, window) -> None:
     unit = panel.sentences[0]
     move_to(panel.source.viewport(), point_at(panel.source, SOURCE.index("cat") + 1))
     cat = next(i for i, t in enumerate(unit.source_tokens) if t.strip("▁") == "cat")
-    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.highlight() == (-1, cat), timeout=TIMEOUT_MS)
     panel.links.tokens.select(-1, cat)  # what a click in the focus view's column does
     viewport = panel.source.viewport()
     move_to(viewport, QPoint(viewport.width() - 12, viewport.height() - 12))  # the pointer leaves the word
@@ -149,13 +150,13 @@ def test_pointing_at_a_word_of_another_sentence_shows_that_sentence(qtbot, windo
         panel.translate_button.click()
     assert panel.shown_sentence == 1  # the view followed the stream to the last line
     move_to(panel.source.viewport(), point_at(panel.source, text.index("cat") + 1))
-    qtbot.waitUntil(lambda: panel.shown_sentence == 0 and panel.view.highlight()[1] >= 0, timeout=5000)
+    qtbot.waitUntil(lambda: panel.shown_sentence == 0 and panel.view.highlight()[1] >= 0, timeout=TIMEOUT_MS)
     assert panel.links.highlighted_text() == ("cat", "")
     assert panel.view.data().source_tokens == panel.sentences[0].source_tokens
     # a click on a token of the second line's translation shows that line and selects the token
     span = anchor_span(panel.output, token_link(1, 0))
     QTest.mouseClick(panel.output.viewport(), Qt.LeftButton, pos=point_at(panel.output, span[0] + 1))
-    qtbot.waitUntil(lambda: panel.shown_sentence == 1, timeout=5000)
+    qtbot.waitUntil(lambda: panel.shown_sentence == 1, timeout=TIMEOUT_MS)
     assert panel.links.tokens.selected.row == 0
 
 

@@ -81,7 +81,10 @@ def test_the_output_pane_shows_six_lines_before_it_scrolls(qtbot) -> None:
     panel.show()
     try:
         panel.output.setHtml(output_html(document(), running=False))
-        qtbot.wait(10)
+        from qt_layout import wait_laid_out
+
+        wait_laid_out(qtbot, panel)  # the panel's layout gives the output its height
+        panel.output.document().documentLayout().documentSize()  # and the document is laid out, now
         layout = panel.output.document().begin().layout()
         pitch = layout.lineAt(1).y() - layout.lineAt(0).y()  # one line's height, line spacing included
         assert OUTPUT_LINES >= 6 and panel.output.viewport().height() >= OUTPUT_LINES * pitch

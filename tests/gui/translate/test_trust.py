@@ -8,7 +8,7 @@ fake with the same API, so they check the GUI's part whatever the estimator deci
 
 from __future__ import annotations
 
-import time
+import threading
 from dataclasses import dataclass, field
 
 import pytest
@@ -53,9 +53,10 @@ class FakeEstimate:
     untranslated: list = field(default_factory=list)
 
 
-def fake_estimate(translator, translation, delay: float = 0.0) -> FakeEstimate:
-    """Flags the first target word (doubted) and the first source word (left out)."""
-    time.sleep(delay)
+def fake_estimate(translator, translation, hold: threading.Event | None = None) -> FakeEstimate:
+    """Flags the first target word (doubted) and the first source word (left out); waits for `hold` first."""
+    if hold is not None:
+        hold.wait(TIMEOUT_MS / 1000)
     src = [g for g in word_groups(translation.source_tokens) if translation.source_tokens[g[0]] != "</s>"]
     tgt = [g for g in word_groups(translation.target_tokens) if translation.target_tokens[g[0]] != "</s>"]
     words = lambda pieces, groups: ["".join(pieces[i] for i in g).lstrip("▁") for g in groups]  # noqa: E731
@@ -75,7 +76,7 @@ def calls(monkeypatch):
 
     def counting(translator, translation):
         seen.append(translation.text)
-        return fake_estimate(translator, translation, delay=getattr(counting, "delay", 0.0))
+        return fake_estimate(translator, translation, hold=getattr(counting, "hold", None))
 
     monkeypatch.setattr(trust, "estimator", lambda: counting)
     seen.fn = counting
@@ -130,7 +131,7 @@ def test_trust_line_flagged_word_tooltip_and_source_mark(open_main_window, tiny_
     rect = panel.output.cursorRect(cursor)  # hovering the word shows that tooltip
     QApplication.sendEvent(panel.output.viewport(), QHelpEvent(QEvent.ToolTip, rect.center(),
                                                                panel.output.viewport().mapToGlobal(rect.center())))
-    qtbot.waitUntil(lambda: QToolTip.isVisible() and REASON in QToolTip.text(), timeout=5000)
+    qtbot.waitUntil(lambda: QToolTip.isVisible() and REASON in QToolTip.text(), timeout=TIMEOUT_MS)
     QToolTip.hideText()
 
     # the left-out source word, marked in the source box
@@ -165,12 +166,13 @@ def test_flag_colours_are_readable_in_both_themes():
 def test_a_late_estimate_is_dropped(open_main_window, tiny_model_dir, qtbot, calls):
     window = open_main_window(tiny_model_dir)
     panel = window.translate_panel
-    calls.fn.delay = 0.5
+    calls.fn.hold = threading.Event()  # the first estimate runs until the second request is made, on any machine
     type_and_translate(qtbot, window, TEXT)
     qtbot.waitUntil(lambda: panel.trust_line.running, timeout=TIMEOUT_MS)
     old = panel.document.units[0].translation
     type_and_translate(qtbot, window, "blue dog sleeps")  # a new request while the first estimate runs
-    calls.fn.delay = 0.0
+    calls.fn.hold.set()
+    calls.fn.hold = None
     qtbot.waitUntil(lambda: len(calls) == 2 and panel.trust_line.estimates != [], timeout=TIMEOUT_MS)
     assert panel.trust_line.translations == [panel.document.units[0].translation]
     assert panel.trust_line.translations[0] is not old
