@@ -96,7 +96,7 @@ def controls(page: QWidget) -> Iterator[QWidget]:
 
 def settle(qtbot, window) -> None:
     """Let queued work land: events processed, and background jobs given a moment."""
-    qtbot.wait(20)
+    qtbot.wait(20)  # pacing only (nothing asserted depends on its length); the real work is waited for below
     qtbot.waitUntil(lambda: not window.translate_panel.running and not window.models_panel.loading, timeout=30000)
 
 

@@ -11,6 +11,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.results import Step  # noqa: E402
@@ -101,7 +102,7 @@ def test_worker_cancel_stops_without_finished(qtbot, worker, tiny_translator) ->
     worker.driver.request.emit(3, tiny_translator, "red cat runs\nbig dog sleeps", cfg)
     qtbot.waitUntil(lambda: len(seen) >= 3, timeout=30000)
     qtbot.waitUntil(lambda: not worker.busy, timeout=30000)
-    qtbot.wait(50)
+    QApplication.sendPostedEvents()  # every signal the worker sent before it went idle, delivered
     assert len(seen) == 3
     assert worker.collector.finished == [] and worker.collector.failed == []
     # the worker still serves new requests

@@ -22,6 +22,7 @@ from nmt_desktop.gui.analysis.head_stats import STAT_FIELDS, HeadStatsView  # no
 from nmt_desktop.gui.analysis.panel import AnalysisPanel  # noqa: E402
 from nmt_desktop.gui.analysis.tokens import token_diff  # noqa: E402
 from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 TEXT = "red cat runs"
 CFG = DecodeConfig(attention=True, alternatives=5)
@@ -190,7 +191,7 @@ def test_beam_tree_draws_every_node_and_shows_node_attention(qtbot, panel, trans
     node = max((n for n in state.tree if n.status == "finished"), key=lambda n: n.step)
     item = view.items[node.id]
     view.graphics.centerOn(item)
-    qtbot.wait(10)
+    wait_laid_out(qtbot, view)  # scrolled and laid out: the node is where mapFromScene says
     point = view.graphics.mapFromScene(item.rect().center())
     qtbot.mouseClick(view.graphics.viewport(), Qt.LeftButton, pos=point)  # a real click on the node
     assert view.selected == node.id

@@ -147,11 +147,13 @@ def test_cancel_stops_the_job(open_main_window, tiny_model_dir, qtbot, monkeypat
     outcomes: list[str] = []
     real_explain, real_tick = job.explain, job.Progress.tick
 
-    def slow_tick(self, expected):  # every decoder pass takes 50 ms: time to click Cancel
-        import time
+    import threading
 
-        time.sleep(0.05)
+    clicked = threading.Event()
+
+    def slow_tick(self, expected):  # after a decoder pass the job waits for the Cancel click, on any machine
         real_tick(self, expected)
+        clicked.wait(TIMEOUT_MS / 1000)
 
     def recorded(*args):
         try:
@@ -170,6 +172,7 @@ def test_cancel_stops_the_job(open_main_window, tiny_model_dir, qtbot, monkeypat
     qtbot.waitUntil(lambda: view.bar.maximum() > 0 and view.bar.value() >= 1, timeout=TIMEOUT_MS)
     assert view.bar.isVisible() and view.bar.maximum() == len(window.analysis_panel.translation.target_ids)
     QTest.mouseClick(view.cancel_button, Qt.LeftButton)
+    clicked.set()
     assert not view.running and view.status.text() == "Cancelled." and not view.bar.isVisible()
     assert view.run_button.isEnabled() and view.pages.currentWidget() is view.empty
     qtbot.waitUntil(lambda: outcomes == ["cancelled"], timeout=TIMEOUT_MS)  # the thread stopped mid-way

@@ -10,7 +10,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QFileDialog, QTableWidget  # noqa: E402
+from PySide6.QtWidgets import QApplication, QFileDialog, QTableWidget  # noqa: E402
 
 from nmt_desktop.core.analysis.dataset_report import dataset_report  # noqa: E402
 from nmt_desktop.gui.analysis.dataset_view import DatasetView  # noqa: E402
@@ -122,19 +122,29 @@ def test_run_sort_click_a_row_and_export(qtbot, view, tiny_translator, tmp_path,
     again.shutdown()
 
 
+def job_ends(view) -> list[int]:
+    """The request ids of the jobs whose function returned on the view's worker thread (dropped or not)."""
+    ended: list[int] = []
+    view.worker.finished.connect(lambda request_id, _result: ended.append(request_id))
+    view.worker.failed.connect(lambda request_id, _message: ended.append(request_id))
+    return ended
+
+
 def test_cancel_stops_the_run_and_a_model_change_clears(qtbot, view, tiny_translator, tmp_path, monkeypatch) -> None:
     choose_file(view, monkeypatch, write_tsv(tmp_path / "dev.tsv", noisy_pairs(30)))
     view.lines.setValue(30)
     progress: list[int] = []
     view.progressed.connect(lambda _t, done, total: progress.append(done))
+    ended = job_ends(view)
     click(view.run_button)
     qtbot.waitUntil(lambda: len(progress) >= 3, timeout=TIMEOUT_MS)
     click(view.cancel_button)
     assert not view.running and view.status.text() == "Cancelled." and view.stack.currentIndex() == 0
     assert view.run_button.isEnabled() and not view.cancel_button.isEnabled()
-    qtbot.wait(1500)
+    qtbot.waitUntil(lambda: bool(ended), timeout=TIMEOUT_MS)  # the worker's job returned (after the unit under way)
+    QApplication.sendPostedEvents()  # and what it sent before is delivered
     seen = len(progress)
-    qtbot.wait(1500)
+    qtbot.wait(1500)  # a negative check: no progress after that (a fixed wait is fine: nothing is awaited)
     assert len(progress) == seen and max(progress) < 1 + 8 + 30 * len(view.method_boxes)  # the worker stopped
 
     # a finished report, then another model: no stale rows
@@ -158,11 +168,13 @@ def test_cancel_stops_the_run_and_a_model_change_clears(qtbot, view, tiny_transl
 def test_a_model_change_during_a_run_cancels_it(qtbot, view, tiny_translator, tmp_path, monkeypatch) -> None:
     choose_file(view, monkeypatch, write_tsv(tmp_path / "dev.tsv", noisy_pairs(30)))
     view.lines.setValue(30)
+    ended = job_ends(view)
     click(view.run_button)
     qtbot.waitUntil(lambda: view.progress.value() >= 1, timeout=TIMEOUT_MS)
     view.set_translator(None)
     assert not view.running and view.report is None and view.stack.currentIndex() == 0
-    qtbot.wait(500)
+    qtbot.waitUntil(lambda: bool(ended), timeout=TIMEOUT_MS)  # the cancelled job returned
+    QApplication.sendPostedEvents()  # and its result, if any, was handed to the view
     assert view.report is None  # the cancelled run's result never lands
 
 

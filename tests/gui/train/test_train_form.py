@@ -47,7 +47,9 @@ def test_legends_do_not_cover_the_data(qtbot):
     for step in range(1, 500, 10):
         for key in ("train_loss", "dev_loss", "bleu", "chrf"):
             plots.add_point(key, step, 5.0 - step / 200)
-    qtbot.wait(50)
+    from qt_layout import wait_laid_out
+
+    wait_laid_out(qtbot, plots)  # the legends placed and the plots laid out
     for key in ("loss", "quality"):
         item = plots.plots[key].getPlotItem()
         legend, data = item.legend, item.getViewBox()

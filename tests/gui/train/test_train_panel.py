@@ -32,6 +32,8 @@ from nmt_desktop.gui.app import MainWindow  # noqa: E402
 from nmt_desktop.gui.train.process import LineBuffer, command_lines, parse_event  # noqa: E402
 from cli_runner import REPO_ROOT  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
+from qt_layout import wait_laid_out  # noqa: E402
 
 CHILD_MS = 180000  # a child process training the tiny model: ~25 s on a quiet machine, over 60 s under load
 
@@ -390,7 +392,7 @@ def open_run_by_click(qtbot, window, run: Path, monkeypatch) -> None:
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args, **kw: str(run))
     QTest.mouseClick(window.train_panel.form.open_run_button, Qt.LeftButton)
     view = window.train_panel.probe.view
-    qtbot.waitUntil(lambda: view.tokens()[0] == PROBE_SOURCE, timeout=5000)
+    qtbot.waitUntil(lambda: view.tokens()[0] == PROBE_SOURCE, timeout=TIMEOUT_MS)
 
 
 def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot, window, corpus, tmp_path,
@@ -402,7 +404,7 @@ def test_probe_labels_are_drawn_inside_the_plot_at_the_default_window_size(qtbot
     size = window.size()
     open_run_by_click(qtbot, window, run, monkeypatch)
     view = window.train_panel.probe.view
-    qtbot.wait(100)  # the splitters give the heatmap its room
+    wait_laid_out(qtbot, window)  # the splitters give the heatmap its room
     for axis in view.axes.values():
         axis.picture = None  # painted again by the grab
     window.grab()
