@@ -106,12 +106,40 @@ def determiner_before(text: str, target: str, lang: str, all_forms: set[str]) ->
     return two if lang == "fr" and two in all_forms else words[-1].lower() if words[-1].lower() in all_forms else None
 
 
-def glued(text: str, target: str) -> bool:
-    from nmt_desktop.core.documents.glossary import Term, target_as_word, target_present
+def glued(text: str, target: str) -> int:
+    """How many times the target stands inside another word of `text`: after letters, or at a word start
+    with letters after it that are no inflection."""
+    from nmt_desktop.core.documents.glossary import Term, target_as_word
 
-    term = Term("", target)
-    inside = re.search(rf"(?<=[^\W\d_]){re.escape(target.lower())}", text.lower()) is not None
-    return inside or (target_present(text, term) and not target_as_word(text, term))
+    term, count = Term("", target), 0
+    for found in re.finditer(rf"(?<!\w){re.escape(target)}\w*|\w+{re.escape(target)}\w*", text, flags=re.IGNORECASE):
+        count += found.group(0).lower() != target.lower() and not target_as_word(found.group(0), term)
+    return count
+
+
+def outside(forced: str, plain: str, terms: list) -> float:
+    """chrF of the glossary output against the unforced output outside the terms: each term forced in (a word
+    of `forced`, not of `plain`) is taken out of `forced` (with the word before it or not), and the one or two
+    neighbouring words of `plain` it most likely replaced (or none) out of `plain`, whichever scores best."""
+    from sacrebleu.metrics import CHRF
+
+    from nmt_desktop.core.documents.glossary import target_as_word
+
+    chrf = CHRF()
+    a, b = forced.split(), plain.split()
+    for t in terms:
+        found = re.search(rf"(?<!\w){re.escape(t.target)}", " ".join(a), flags=re.IGNORECASE)
+        if found is None or target_as_word(" ".join(b), t):
+            continue
+        first = len(" ".join(a)[:found.start()].split())
+        last = first + len(t.target.split())
+        cuts_a = [a[:first] + a[last:]] + ([a[:first - 1] + a[last:]] if first else [])
+        cuts_b = [b] + [b[:i] + b[i + n:] for n in (1, 2) for i in range(len(b) - n + 1)]
+        a, b = max(((x, y) for x in cuts_a for y in cuts_b),
+                   key=lambda xy: chrf.sentence_score(" ".join(xy[0]), [" ".join(xy[1])]).score)
+    if not a and not b:
+        return 100.0
+    return chrf.sentence_score(" ".join(a), [" ".join(b)]).score
 
 
 def main() -> int:
@@ -119,6 +147,8 @@ def main() -> int:
     p.add_argument("--code", help="another tree whose nmt_desktop to measure (the old forcing)")
     p.add_argument("--sets", default="chosen-de,chosen-fr,mined-de")
     p.add_argument("--mined-lines", type=int, default=200, help="sentences per mined set")
+    p.add_argument("--mined-skip", type=int, default=0, help="mined sentences skipped first per set (another sample)")
+    p.add_argument("--show", action="store_true", help="print each sentence more than 20 chrF worse")
     args = p.parse_args()
     sys.path.insert(0, args.code or str(ROOT))
 
@@ -136,27 +166,29 @@ def main() -> int:
     except ImportError:
         placement = None
     chrf = CHRF()
-    print("| set | sentences | term uses | used without | placed with | not placed | glued without | glued with | "
-          "> 20 chrF worse | lowest rest chrF | articles agree: re-decided / not | chrF without | chrF with |")
+    print("| set | sentences | term uses | used without | placed with | not placed | glued without / with | "
+          "> 20 chrF worse vs ref | changed sentences | outside the term vs unforced: mean / lowest / < 80 | "
+          "articles agree: re-decided / not | chrF without | chrF with |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.sets.split(","):
         kind, lang = name.split("-")
         translator = Translator.load(ROOT / "models" / f"en-{lang}")
         genders: dict[str, str] = {}
-        dev: list[tuple[str, str, list[Term]]] = []
+        groups: list[tuple[Glossary, list[tuple[str, str, list[Term]]]]] = []  # each mined file with its own glossary
         if kind == "chosen":
             glossary = Glossary([Term(s, t) for s, t, _g in CHOSEN[lang]])
             genders = {t: g for _s, t, g in CHOSEN[lang]}
             count: dict[str, int] = {}
+            chosen = []
             for spec in DEV[lang]:
                 for en, ref in read_pairs(spec, lang):
                     found = [m.term for m in find_terms(en, glossary.terms)]
                     if found and all(count.get(t.target, 0) < PER_TERM for t in found):
                         for t in found:
                             count[t.target] = count.get(t.target, 0) + 1
-                        dev.append((en, ref, found))
+                        chosen.append((en, ref, found))
+            groups.append((glossary, chosen))
         else:
-            glossary = Glossary.read(HERE / "glossary" / "multi30k-en-de.tsv")
             for file, spec in MINED.items():
                 mined = Glossary.read(HERE / "glossary" / file)
                 picked = []
@@ -164,31 +196,38 @@ def main() -> int:
                     found = [m.term for m in find_terms(en, mined.terms)]
                     if found and all(target_as_word(ref, t) for t in found):
                         picked.append((en, ref, found))
-                dev += picked[: args.mined_lines]
-            glossary = Glossary(list({t.source: t for *_x, ts in dev for t in ts}.values()))
-        sources, refs = [en for en, _r, _t in dev], [r for _e, r, _t in dev]
+                groups.append((mined, picked[args.mined_skip: args.mined_skip + args.mined_lines]))
+        dev = [d for _g, part in groups for d in part]
+        refs = [r for _e, r, _t in dev]
         cfg = DecodeConfig()
-        plain = [b.target for b in translate_lines(translator, sources, cfg, DocumentOptions(automatic_dnt=False)).blocks]
-        options = DocumentOptions(glossary=glossary, automatic_dnt=False)
-        forced = [b.target for b in translate_lines(translator, sources, cfg, options).blocks]
+
+        def run(with_glossary: bool) -> list[str]:
+            out = []
+            for glossary, part in groups:
+                options = DocumentOptions(glossary=glossary if with_glossary else None, automatic_dnt=False)
+                out += [b.target for b in translate_lines(translator, [en for en, _r, _t in part], cfg, options).blocks]
+            return out
+        plain = run(False)
+        forced = run(True)
         if placement is not None and genders:
             margin, placement.MARGIN = placement.MARGIN, float("inf")
-            fixed = [b.target for b in translate_lines(translator, sources, cfg, options).blocks]
+            fixed = run(True)
             placement.MARGIN = margin
         else:
             fixed = forced
+        if args.show:
+            for (en, r, ts), f, u in zip(dev, forced, plain):
+                if chrf.sentence_score(f, [r]).score < chrf.sentence_score(u, [r]).score - 20 or outside(f, u, ts) < 80:
+                    print(f"  {en}\n    terms {[t.target for t in ts]}\n    ref    {r}\n    plain  {u}\n    forced {f}\n"
+                          f"    outside the term {outside(f, u, ts):.1f}", file=sys.stderr)
         uses = [(i, t) for i, (_e, _r, ts) in enumerate(dev) for t in ts]
         used = sum(target_as_word(plain[i], t) for i, t in uses)
         placed = sum(target_as_word(forced[i], t) for i, t in uses)
-        glued_plain = sum(glued(plain[i], t.target) for i, t in uses)
-        glued_with = sum(glued(forced[i], t.target) for i, t in uses)
+        glued_plain = sum(glued(plain[i], t.target) > 0 for i, t in uses)
+        glued_with = sum(glued(forced[i], t.target) > glued(plain[i], t.target) for i, t in uses)  # by the forcing
         worse = sum(chrf.sentence_score(f, [r]).score < chrf.sentence_score(u, [r]).score - 20
                     for f, u, r in zip(forced, plain, refs))
-        rests = []
-        if placement is not None:
-            for (i, t) in uses:
-                if forced[i] != plain[i] and target_as_word(forced[i], t):
-                    rests.append(placement.rest_chrf(forced[i], t.target, plain[i], ""))
+        changed = [outside(forced[i], plain[i], ts) for i, (_e, _r, ts) in enumerate(dev) if forced[i] != plain[i]]
         agree = "n/a"
         if genders:
             forms = gender_forms(lang)
@@ -203,8 +242,9 @@ def main() -> int:
                         ok += det in forms[genders[t.target]]
                 return f"{ok}/{n}"
             agree = f"{share(forced)} / {share(fixed)}"
-        print(f"| {name} | {len(dev)} | {len(uses)} | {used} | {placed} | {len(uses) - placed} | {glued_plain} | "
-              f"{glued_with} | {worse} | {min(rests) if rests else float('nan'):.0f} | {agree} | "
+        print(f"| {name} | {len(dev)} | {len(uses)} | {used} | {placed} | {len(uses) - placed} | {glued_plain} / "
+              f"{glued_with} | {worse} | {len(changed)} | {sum(changed) / max(1, len(changed)):.1f} / "
+              f"{min(changed, default=100.0):.0f} / {sum(c < 80 for c in changed)} | {agree} | "
               f"{chrf.corpus_score(plain, [refs]).score:.1f} | {chrf.corpus_score(forced, [refs]).score:.1f} |",
               flush=True)
     return 0

@@ -168,7 +168,8 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
     """Up to `count` target words (at or after token `kept`), most likely first, where the model translated
     the constraint's source words: the largest probability drops when they are masked, else the most
     attention on them, else the same relative place as in the source. At the end of the translation
-    (an empty span) when it has no word there."""
+    (an empty span) when it has no word there. Each span carries its largest masking drop: a small one
+    says the translation has no word for the term there (placement.py then keeps every word)."""
     tokens = translation.target_tokens
     eos = translator.config.eos_id
     length = len(tokens) - (1 if translation.target_ids and translation.target_ids[-1] == eos else 0)
@@ -176,8 +177,10 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
         return [Span(length, length)]
     pieces = source_pieces(unit, constraint.start, constraint.end)
     scores = np.zeros(length)
+    drops = np.full(length, np.inf)  # the masking evidence per token, unknown without source pieces
     if pieces:
         scores = prediction_difference(translator, translation, [pieces])[:length, 0]  # (T,)
+        drops = scores
         if scores.max(initial=0.0) < 1e-3 and translation.attention is not None:
             attention = np.asarray(translation.attention, dtype=np.float64)  # (L, H, T, S)
             scores = attention[..., :length, :].mean(axis=(0, 1))[:, pieces].sum(axis=1)  # (T,)
@@ -188,7 +191,7 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
     words = [i for i in range(kept, length) if starts[i] or i == kept]  # word starts at or after `kept`
     ends = words[1:] + [length]
     ranked = sorted(range(len(words)), key=lambda w: (-float(scores[words[w]: ends[w]].max()), w))
-    return [Span(words[w], ends[w]) for w in ranked[:count]]
+    return [Span(words[w], ends[w], float(drops[words[w]: ends[w]].max())) for w in ranked[:count]]
 
 
 def term_position(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,

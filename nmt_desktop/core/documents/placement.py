@@ -4,8 +4,12 @@ constraints.py finds where the model translated the term's source words (`term_s
 put there and the result judged against the translation without it:
 
 1. The determiner before the place is re-decided with the term after it (determiners.py gives the forms
-   of the same case): the model scores the term after each form, and the form it finds the term most
-   likely after wins ("das Krankenhaus" -> "die Klinik": the model's own article fitted its own noun).
+   of the same case): the model scores each form followed by the term; a form's fit is log p(term | form)
+   plus half of log p(form), and another form replaces the model's own only MARGIN ahead of it ("das
+   Krankenhaus" -> "die Klinik": the model's own article fitted its own noun). The term alone after each
+   form picks the wrong gender for terms the model barely knows ("einen Herr" -> "eine Herr"); the pair's
+   full probability keeps the model's own article, which its own noun chose ("Das Klinik"); half of the
+   article's weight is the measured middle (benchmarks/RESULTS.md, issue 41).
 2. Two ways to go on after the term, both decoded: *continue* (the model finishes the sentence, the step
    after the term forced to start a new word or be punctuation when the model would glue a piece on:
    "Klinik" + "tahre"), and *splice* (the words the model wrote after its own rendering of the term, kept
@@ -13,7 +17,10 @@ put there and the result judged against the translation without it:
    less likely after the term than after its own word (the term does not fit there).
 3. Each result is judged: the term must stand alone (`glossary.target_as_word`, no inflection), and the
    rest of the sentence (the term taken out, and the replaced words out of the translation before) is
-   compared by chrF. *continue* is kept when the rest is as it was, else *splice* when it fits, else
+   compared by chrF; where masking found no word that translates the term (the model left it out: the
+   largest drop under RENDERED), nothing counts as replaced and there is no splice (it would drop the
+   word there), so a term that pushes out an unrelated word ("ein weiteres Bett" -> "ein Zimmer") is
+   refused. *continue* is kept when the rest is as it was, else *splice* when it fits, else
    *continue* when the rest is still close, else the next place the masking found; when nothing is
    acceptable the term is not placed and the translation stays as it was, with the reason.
 """
@@ -36,15 +43,19 @@ if TYPE_CHECKING:
 KEEP = 90.0  # chrF of the rest at or above: the sentence is as it was
 ACCEPT = 75.0  # below: the term changed too much of the sentence to be forced
 FLUENCY = 1.5  # nats per token the kept suffix may lose after the term before a splice is refused
-MARGIN = 1.0  # nats the term must gain after another determiner before the model's own is replaced
+MARGIN = 1.0  # nats another determiner's fit must gain before the model's own is replaced
+DETERMINER = 0.5  # weight of the determiner's own log-probability in its fit (the term's counts 1)
+RENDERED = 1.5  # nats: a span whose largest masking drop is below did not translate the term's source words
 _ELIDED = re.compile(r"^(\w{1,2}['’])(?=\w)")
 
 
 @dataclass(frozen=True)
 class Span:
-    """Target tokens [start, end) of the translation where the model rendered a constraint's source."""
+    """Target tokens [start, end) of the translation where the model rendered a constraint's source;
+    `drop`: the largest fall in log-probability there when the source words are masked (inf: unknown)."""
     start: int
     end: int
+    drop: float = float("inf")
 
 
 @dataclass(frozen=True)
@@ -105,13 +116,16 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
         translation, extra = _continue(translator, unit, prefix, cfg)
         decodes += 1 + extra
         candidates.append(("continue", translation))
-        if tail and len(prefix) + len(tail) + 2 <= translator.config.max_positions - 1:
+        rendered = span.drop >= RENDERED
+        if rendered and tail and len(prefix) + len(tail) + 2 <= translator.config.max_positions - 1:
             spliced = translator.translate_units([unit], cfg, prefix=prefix + tail)[0]
             decodes += 1
             if _fits(current, span.end, length, spliced, len(prefix), len(tail)):
                 candidates.append(("splice", spliced))
             else:
                 reason = "the rest of the sentence does not fit after it"
+        if not rendered:  # no word there translates the term: every word of the sentence must survive
+            before_part = ""
         judged = []
         for kind, translation in candidates:
             if not target_as_word(translation.text, shown, inflected=False):
@@ -144,13 +158,13 @@ def _past_determiner(translator: "Translator", ids: Sequence[int], length: int, 
         return span
     starts = word_starts(tokenizer.pieces(ids[span.end:length]), tokenizer.continuing_prefix)  # (rest,)
     end = next((span.end + k for k in range(1, len(starts)) if starts[k]), length)
-    return Span(span.end, end)
+    return Span(span.end, end, span.drop)
 
 
 def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[str], term: Term, cfg: DecodeConfig,
                      language: str, plural: bool | None) -> tuple[list[int], str, str, int]:
-    """The forced prefix (ids): the words before the place, the determiner the model finds the term most
-    likely after, and the term; the determiner before and after ("" when none was re-decided), and how
+    """The forced prefix (ids): the words before the place, the determiner that fits the term best (the
+    module docstring), and the term; the determiner before and after ("" when none was re-decided), and how
     many scoring passes it took (0 or 1)."""
     encode = translator.target_prefix_ids
     options: list[tuple[list[str], str]] = [(head_words, "")]
@@ -166,11 +180,13 @@ def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[st
         return encode(texts[0]), "", "", 0
     targets = [encode(text) for text in texts]
     term_tokens = [len(t) - _common(t, encode(" ".join([*w, f]))) for t, (w, f) in zip(targets, options)]
+    shared = min(_common(targets[0], t) for t in targets[1:])  # the words before, as tokens
     scored = translator.translate_units([unit] * len(targets), replace_cfg(cfg), targets=targets)
-    # the term's tokens after each determiner: log p(term | source, words before, determiner)
-    fit = [sum(s.best.token_logprobs[len(t) - k: len(t)]) for s, t, k in zip(scored, targets, term_tokens)]
+    # log p(term | source, words before, determiner) + DETERMINER * log p(determiner | source, words before)
+    fit = [sum(s.best.token_logprobs[len(t) - k: len(t)]) + DETERMINER * sum(s.best.token_logprobs[shared: len(t) - k])
+           for s, t, k in zip(scored, targets, term_tokens)]
     best = max(range(len(fit)), key=lambda i: (fit[i], -i))
-    if fit[best] < fit[0] + MARGIN:  # a rare term is unlikely after every form: keep the model's own
+    if fit[best] < fit[0] + MARGIN:  # not clearly better than the model's own
         best = 0
     return targets[best], options[0][1], options[best][1], 1
 

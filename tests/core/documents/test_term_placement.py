@@ -1,6 +1,6 @@
 """A forced glossary term stands as its own word, the rest of the sentence survives, the article before it
 agrees with it, and a term that cannot be placed well is left out and reported so (issue 41), on the
-bundled en-de model."""
+bundled en-de and en-fr models."""
 
 from __future__ import annotations
 
@@ -28,11 +28,19 @@ def test_a_forced_term_is_its_own_word_and_the_sentence_after_it_survives(en_de)
 
 
 def test_the_article_is_re_decided_for_the_term(en_de):
-    lines = ["The hospital is big.", "I went to the hospital yesterday."]
+    lines = ["The hospital is big.", "My sister works at the hospital in the city."]
     assert [t.text for t in en_de.translate_batch(lines, DecodeConfig())] == \
-        ["Das Krankenhaus ist groß.", "Ich bin gestern ins Krankenhaus gegangen."]
+        ["Das Krankenhaus ist groß.", "Meine Schwester arbeitet im Krankenhaus in der Stadt."]
     texts = [b.target for b in _forced(en_de, lines, KLINIK).blocks]
-    assert texts[0].startswith("Die Klinik ") and " in die Klinik " in texts[1], texts  # was "Das Klinik", "ins Klinik"
+    assert texts[0].startswith("Die Klinik ") and " in der Klinik " in texts[1], texts  # was "Das Klinik", "im Klinik"
+
+
+def test_the_models_own_article_stays_when_the_term_alone_would_pick_another_gender(en_de, en_fr):
+    # p(term | article) alone, as before, picked "eine Herr" and "la toubib": a rare term is unlikely after
+    # every article, so the article's own probability counts too
+    (de,) = [b.target for b in _forced(en_de, ["I know a man who can help."], Term("man", "Herr")).blocks]
+    (fr,) = [b.target for b in _forced(en_fr, ["What'd the doctor say?"], Term("doctor", "toubib")).blocks]
+    assert " einen Herr" in de and " le toubib" in fr, (de, fr)
 
 
 def test_a_term_that_cannot_be_placed_well_is_not_placed(en_de):
@@ -43,6 +51,16 @@ def test_a_term_that_cannot_be_placed_well_is_not_placed(en_de):
     (outcome,) = result.report.outcomes
     assert outcome.status == "not placed" and "would change the rest of the sentence" in outcome.reason
     assert result.report.missing == 1 and result.report.forced == 0
+
+
+def test_a_term_the_translation_left_out_does_not_push_out_another_word(en_de):
+    line = "There's no space in the room for another bed."
+    assert en_de.translate(line, DecodeConfig()).text == "Es gibt keinen Platz für noch ein weiteres Bett."  # no room
+    result = _forced(en_de, [line], Term("room", "Zimmer"))
+    text = result.blocks[0].target
+    assert "Bett" in text, text  # was "Es gibt keinen Platz für noch ein Zimmer.": the bed gone, the room in its place
+    (outcome,) = result.report.outcomes
+    assert outcome.status == "not placed" and "would change the rest of the sentence" in outcome.reason
 
 
 def test_determiner_forms_keep_the_case():
