@@ -19,6 +19,7 @@ from PySide6.QtCore import Signal
 from nmt_desktop.core.analysis.words import display_pieces
 
 from .. import theme
+from ..plot_menu import give_menu_to
 from .heatmap import DIVERGING_COLORMAP, LOG_LEVELS, colormap, display_image, outline_mark, paper_theme, top_level
 from .token_axis import TokenAxis
 
@@ -43,6 +44,7 @@ class FocusView(QtWidgets.QWidget):
         self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=dict(self.axes))
         self.plot.setMenuEnabled(False)
+        give_menu_to(self.plot, self.graphics)
         self.plot.hideButtons()
         self.plot.invertY(True)
         self.plot.showAxis("top", False)
@@ -50,6 +52,7 @@ class FocusView(QtWidgets.QWidget):
         self.plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap(), interactive=False, width=14,
                                         colorMapMenu=False)
+        give_menu_to(self.colorbar, self.graphics)  # a ColorBarItem is a PlotItem too
         self.colorbar.setImageItem(self.image, insert_in=self.plot)
         self.row_mark, self.col_mark = outline_mark(), outline_mark()
         self.plot.addItem(self.row_mark, ignoreBounds=True)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QSiz
 from nmt_desktop.core.analysis.head_names import head_name
 
 from .. import theme
+from ..plot_menu import give_menu_to
 from ..attention.focus import FocusView
 
 PLOTS = {  # key: (plot, legend name, colour)
@@ -42,6 +43,7 @@ class LivePlots(QWidget):
             w.showGrid(x=True, y=True, alpha=0.2)
             w.setLabel("bottom", "step")
             w.setMenuEnabled(False)
+            give_menu_to(w.getPlotItem(), w)
             if key in ("loss", "quality"):
                 _legend_above(w.getPlotItem())
             self.plots[key] = w

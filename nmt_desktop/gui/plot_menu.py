@@ -1,0 +1,18 @@
+"""pyqtgraph's PlotItem builds a "Plot Options" context menu (seven QMenus) with no parent, so Qt never deletes
+it: every plot the app ever made left its menus behind as hidden top-level windows. The app turns those menus off
+(`setMenuEnabled(False)`), so they are handed to the widget that shows the plot and go when it goes.
+
+(A window with its train plots and focus views left 154 such menus; the test suite, which opens hundreds of
+windows, slowed as each style change repolished thousands of them.)"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+
+def give_menu_to(plot: pg.PlotItem, owner: QWidget) -> None:
+    """Make `owner` the parent of `plot`'s control menu (still a popup window), so it is deleted with `owner`."""
+    menu = plot.ctrlMenu
+    if menu is not None and menu.parent() is None:
+        menu.setParent(owner, menu.windowFlags())
