@@ -12,7 +12,8 @@ Two kinds of set, read in place from ../shared/data (nothing copied):
   reference uses the term (the recipe's set).
 
 Per set: term uses placed (the target as its own word, an inflection allowed), glued (the target inside
-another word: at a word start with letters after it that are no inflection, or after letters), sentences
+another word: at a word start with letters after it that are no inflection, or after letters; a word that is
+another term of the sentence is that term, not glue: "Kind" in "Kinderwagen"), sentences
 more than 20 chrF worse than without the glossary (sentence chrF against the reference), the lowest chrF
 of a forced sentence's rest against the unforced translation (term and replaced words out), article
 agreement (the determiner right before the target agrees with its gender) with the determiner re-decided
@@ -106,14 +107,17 @@ def determiner_before(text: str, target: str, lang: str, all_forms: set[str]) ->
     return two if lang == "fr" and two in all_forms else words[-1].lower() if words[-1].lower() in all_forms else None
 
 
-def glued(text: str, target: str) -> int:
+def glued(text: str, target: str, others: list | None = None) -> int:
     """How many times the target stands inside another word of `text`: after letters, or at a word start
-    with letters after it that are no inflection."""
+    with letters after it that are no inflection. A word that is another term of the sentence (`others`),
+    inflected or not, is that term ("Kind" in "Kinderwagen" where the sentence asks for both)."""
     from nmt_desktop.core.documents.glossary import Term, target_as_word
 
     term, count = Term("", target), 0
     for found in re.finditer(rf"(?<!\w){re.escape(target)}\w*|\w+{re.escape(target)}\w*", text, flags=re.IGNORECASE):
-        count += found.group(0).lower() != target.lower() and not target_as_word(found.group(0), term)
+        word = found.group(0)
+        count += (word.lower() != target.lower() and not target_as_word(word, term)
+                  and not any(o.target.lower() != target.lower() and target_as_word(word, o) for o in others or []))
     return count
 
 
@@ -148,7 +152,8 @@ def main() -> int:
     p.add_argument("--sets", default="chosen-de,chosen-fr,mined-de")
     p.add_argument("--mined-lines", type=int, default=200, help="sentences per mined set")
     p.add_argument("--mined-skip", type=int, default=0, help="mined sentences skipped first per set (another sample)")
-    p.add_argument("--show", action="store_true", help="print each sentence more than 20 chrF worse")
+    p.add_argument("--show", action="store_true", help="print each sentence more than 20 chrF worse, and each term "
+                   "use the forcing glued")
     args = p.parse_args()
     sys.path.insert(0, args.code or str(ROOT))
 
@@ -220,11 +225,17 @@ def main() -> int:
                 if chrf.sentence_score(f, [r]).score < chrf.sentence_score(u, [r]).score - 20 or outside(f, u, ts) < 80:
                     print(f"  {en}\n    terms {[t.target for t in ts]}\n    ref    {r}\n    plain  {u}\n    forced {f}\n"
                           f"    outside the term {outside(f, u, ts):.1f}", file=sys.stderr)
+            for (en, r, ts), f, u in zip(dev, forced, plain):
+                for t in ts:
+                    if glued(f, t.target, ts) > glued(u, t.target, ts):
+                        print(f"  glued {t.source} -> {t.target}: {en}\n    terms {[x.target for x in ts]}\n"
+                              f"    plain  {u}\n    forced {f}", file=sys.stderr)
         uses = [(i, t) for i, (_e, _r, ts) in enumerate(dev) for t in ts]
         used = sum(target_as_word(plain[i], t) for i, t in uses)
         placed = sum(target_as_word(forced[i], t) for i, t in uses)
-        glued_plain = sum(glued(plain[i], t.target) > 0 for i, t in uses)
-        glued_with = sum(glued(forced[i], t.target) > glued(plain[i], t.target) for i, t in uses)  # by the forcing
+        glued_plain = sum(glued(plain[i], t.target, dev[i][2]) > 0 for i, t in uses)
+        glued_with = sum(glued(forced[i], t.target, dev[i][2]) > glued(plain[i], t.target, dev[i][2])
+                         for i, t in uses)  # by the forcing
         worse = sum(chrf.sentence_score(f, [r]).score < chrf.sentence_score(u, [r]).score - 20
                     for f, u, r in zip(forced, plain, refs))
         changed = [outside(forced[i], plain[i], ts) for i, (_e, _r, ts) in enumerate(dev) if forced[i] != plain[i]]

@@ -28,7 +28,7 @@ from nmt_desktop.core.analysis.masking import prediction_difference
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.pipeline import length_sorted
-from nmt_desktop.core.documents.glossary import Term, target_as_word
+from nmt_desktop.core.documents.glossary import Term, glued_uses, target_as_word
 from nmt_desktop.core.documents.placement import Span, place
 
 if TYPE_CHECKING:
@@ -112,28 +112,56 @@ def repair(translator: "Translator", unit: "Unit", translation: "Translation", c
            cfg: DecodeConfig, report: ConstraintReport) -> "Translation":
     """The translation with each missing constraint placed (placement.py: as its own word, the rest of the
     sentence kept), in source order, the terms placed before kept in the forced prefix; a term that
-    cannot be placed well is reported as not placed and the translation stays without it."""
+    cannot be placed well is reported as not placed and the translation stays without it. A placement
+    must leave every term used or placed before it standing as its own word and glue no term into another
+    word (`broken_terms`), and it is not put on a word that holds one of them ("Fahrkarte" for "ticket"
+    over the model's "Klasse" for "class"); the final translation is checked once more, all terms
+    together, and falls back to the unforced one, each forced term not placed, should any be broken."""
     language = translator.config.tgt_lang.split("_")[0].lower()
+    unforced, terms = translation, [c.term for c in constraints]
     kept = 0  # target tokens at the start that hold the terms forced so far
+    standing: list[Term] = []  # the terms used or placed so far: each must stay its own word
     outcomes: list[TermOutcome] = []
     for c in constraints:
         if target_as_word(translation.text, c.term):
             outcomes.append(TermOutcome(c.term, "used", unit.text, c.kept))
+            standing.append(c.term)
             continue
-        spans = term_spans(translator, translation, unit, c, kept)
+        spans = term_spans(translator, translation, unit, c, kept, avoid=standing)
+        keep = [c.term, *standing]
         placement = place(translator, unit, translation, c.term, spans, cfg, language,
-                          None if c.kept else source_plural(unit.text[c.start:c.end], c.term))
+                          None if c.kept else source_plural(unit.text[c.start:c.end], c.term),
+                          lambda text: broken_terms(text, unforced.text, keep, terms))
         report.repairs += placement.decodes
         if placement.translation is None:
             outcomes.append(TermOutcome(c.term, "not placed", unit.text, c.kept, placement.rest, placement.reason))
             continue
         translation, kept = placement.translation, placement.kept
+        standing.append(c.term)
         outcomes.append(TermOutcome(c.term, placement.status, unit.text, c.kept, placement.rest))
-    for c, outcome in zip(constraints, outcomes):  # a later repair may have dropped an earlier term
-        if outcome.status != "not placed" and not target_as_word(translation.text, c.term):
-            outcome = replace(outcome, status="not placed", reason="a later term's repair pushed it out")
+    why = broken_terms(translation.text, unforced.text, standing, terms)
+    if why:  # not expected (each placement was checked): the last state all terms agree on is the unforced one
+        translation = unforced
+        outcomes = [o if o.status in ("used", "not placed") else
+                    replace(o, status="not placed", reason=f"placing the terms together failed: {why}")
+                    for o in outcomes]
+    for outcome in outcomes:
         report.add(outcome)
     return translation
+
+
+def broken_terms(text: str, before: str, keep: Sequence[Term], terms: Sequence[Term]) -> str:
+    """Why `text` breaks a term of `keep` ("": it does not): the first is the one being placed, the others
+    were used or placed before it. Each must stand as its own word (`target_as_word`, inflected too) and be
+    glued into another word no more often than in `before`, the translation without the glossary (a word
+    that is another of the sentence's `terms` is no glue: "Kind" in "Kinderwagen")."""
+    for n, term in enumerate(keep):
+        name = "it" if n == 0 else f"the term '{term.target}'"
+        if not target_as_word(text, term):
+            return "it would not stand as its own word" if n == 0 else f"it would push out {name}"
+        if glued_uses(text, term, terms) > glued_uses(before, term, terms):
+            return f"{name} would be glued into another word"
+    return ""
 
 
 def source_pieces(unit: "Unit", start: int, end: int) -> list[int]:
@@ -164,12 +192,13 @@ def source_plural(found: str, term: Term) -> bool | None:
 
 
 def term_spans(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
-               kept: int, count: int = 2) -> list[Span]:
+               kept: int, count: int = 2, avoid: Sequence[Term] = ()) -> list[Span]:
     """Up to `count` target words (at or after token `kept`), most likely first, where the model translated
     the constraint's source words: the largest probability drops when they are masked, else the most
     attention on them, else the same relative place as in the source. At the end of the translation
     (an empty span) when it has no word there. Each span carries its largest masking drop: a small one
-    says the translation has no word for the term there (placement.py then keeps every word)."""
+    says the translation has no word for the term there (placement.py then keeps every word). A word that
+    is (a word of) a term of `avoid` (used or placed before) is no place for it."""
     tokens = translation.target_tokens
     eos = translator.config.eos_id
     length = len(tokens) - (1 if translation.target_ids and translation.target_ids[-1] == eos else 0)
@@ -190,6 +219,14 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
     starts = word_starts(tokens[:length], translator.tokenizers.target.continuing_prefix)
     words = [i for i in range(kept, length) if starts[i] or i == kept]  # word starts at or after `kept`
     ends = words[1:] + [length]
+    parts = [Term("", part) for t in avoid for part in t.target.split()]
+    if parts:
+        free = [w for w in range(len(words)) if not any(
+            target_as_word(translator.tokenizers.target.decode(translation.target_ids[words[w]: ends[w]]), p)
+            for p in parts)]
+        if not free:
+            return [Span(length, length)]
+        words, ends = [words[w] for w in free], [ends[w] for w in free]
     ranked = sorted(range(len(words)), key=lambda w: (-float(scores[words[w]: ends[w]].max()), w))
     return [Span(words[w], ends[w], float(drops[words[w]: ends[w]].max())) for w in ranked[:count]]
 

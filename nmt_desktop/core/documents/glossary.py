@@ -216,6 +216,27 @@ def target_as_word(translation: str, term: Term, inflected: bool = True) -> bool
     return re.search(rf"(?<!\w){_term_pattern(term)}(?:{endings}){end}", translation) is not None
 
 
+def glued_uses(text: str, term: Term, others: Sequence[Term] = ()) -> int:
+    """How many times the target term stands inside another word of `text` (case-insensitive): after
+    letters, or at a word start with letters after it that are no inflection ("Kliniktahre", "Klinikum").
+    A word that is itself one of `others`' targets, inflected or not, is that term and not a glued one
+    ("Kind" in "Kinderwagen" where the sentence asks for both)."""
+    count = 0
+    for found in re.finditer(rf"(?<!\w){re.escape(term.target)}\w*|\w+{re.escape(term.target)}\w*", text,
+                             flags=re.IGNORECASE):
+        word = found.group(0)
+        if word.lower() == term.target.lower() or target_as_word(word, term):
+            continue
+        count += not any(o.target.lower() != term.target.lower() and _is_target(word, o) for o in others)
+    return count
+
+
+def _is_target(words: str, term: Term) -> bool:
+    """Whether `words` is exactly the term's target, inflected or not."""
+    endings = "|".join(re.escape(e) for e in _TARGET_ENDINGS)
+    return re.fullmatch(rf"{_term_pattern(term)}(?:{endings})", words, flags=re.IGNORECASE) is not None
+
+
 def merged(glossaries: Iterable[Glossary]) -> Glossary:
     """Several glossaries as one (a document's after the model's: a later entry for a source term wins)."""
     by_source: dict[str, Term] = {}

@@ -21,15 +21,17 @@ put there and the result judged against the translation without it:
    largest drop under RENDERED), nothing counts as replaced and there is no splice (it would drop the
    word there), so a term that pushes out an unrelated word ("ein weiteres Bett" -> "ein Zimmer") is
    refused. *continue* is kept when the rest is as it was, else *splice* when it fits, else
-   *continue* when the rest is still close, else the next place the masking found; when nothing is
-   acceptable the term is not placed and the translation stays as it was, with the reason.
+   *continue* when the rest is still close, else the next place the masking found; a result that breaks
+   another term of the sentence (pushes it out or glues a term into another word: the caller's `broken`,
+   constraints.py) is refused too; when nothing is acceptable the term is not placed and the translation
+   stays as it was, with the reason.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
@@ -87,9 +89,11 @@ def rest_chrf(after: str, term: str, before: str, replaced: str) -> float:
 
 
 def place(translator: "Translator", unit: "Unit", current: "Translation", term: Term, spans: Sequence[Span],
-          cfg: DecodeConfig, language: str, plural: bool | None = None) -> Placement:
+          cfg: DecodeConfig, language: str, plural: bool | None = None,
+          broken: Callable[[str], str] | None = None) -> Placement:
     """`term` placed at the first of `spans` where it fits (the module docstring), else not placed.
-    `plural`: whether the source word is plural (None: unknown), which limits the determiners tried."""
+    `plural`: whether the source word is plural (None: unknown), which limits the determiners tried;
+    `broken(text)`: why a candidate breaks the sentence's other terms ("": it does not), which refuses it."""
     tokenizer = translator.tokenizers.target
     ids = list(current.target_ids)
     length = len(ids) - (1 if ids and ids[-1] == translator.config.eos_id else 0)
@@ -130,6 +134,9 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
         for kind, translation in candidates:
             if not target_as_word(translation.text, shown, inflected=False):
                 reason = "it would be glued into another word"
+                continue
+            if broken is not None and broken(translation.text):
+                reason = broken(translation.text)
                 continue
             rest = rest_chrf(translation.text, after_part, current.text, before_part)
             best_rest = max(best_rest, rest)

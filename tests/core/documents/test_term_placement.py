@@ -8,7 +8,7 @@ import torch
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.determiners import alternatives
-from nmt_desktop.core.documents.glossary import Glossary, Term, target_as_word
+from nmt_desktop.core.documents.glossary import Glossary, Term, glued_uses, target_as_word
 from nmt_desktop.core.documents.translate_document import DocumentOptions, translate_lines
 
 KLINIK = Term("hospital", "Klinik")
@@ -61,6 +61,37 @@ def test_a_term_the_translation_left_out_does_not_push_out_another_word(en_de):
     assert "Bett" in text, text  # was "Es gibt keinen Platz für noch ein Zimmer.": the bed gone, the room in its place
     (outcome,) = result.report.outcomes
     assert outcome.status == "not placed" and "would change the rest of the sentence" in outcome.reason
+
+
+def _forced_terms(translator, line, terms):
+    torch.set_num_threads(1)
+    options = DocumentOptions(glossary=Glossary(terms), automatic_dnt=False)
+    return translate_lines(translator, [line], DecodeConfig(), options)
+
+
+def test_a_later_term_does_not_take_the_place_of_an_earlier_one(en_de):
+    line, terms = "How much does a first class ticket cost?", [Term("class", "Klasse"), Term("ticket", "Fahrkarte")]
+    assert en_de.translate(line, DecodeConfig()).text == "Wie viel kostet eine erste Klasse?"  # no ticket
+    result = _forced_terms(en_de, line, terms)
+    text = result.blocks[0].target
+    # was "Wie viel kostet eine erste Fahrkarte?": masking "ticket" pointed at the model's "Klasse", the word of
+    # the term before, which the forced "Fahrkarte" replaced
+    assert target_as_word(text, terms[0]), text
+    for term, outcome in zip(terms, result.report.outcomes):  # what the report calls in stands as its own word
+        assert (outcome.status != "not placed") == target_as_word(text, term), (text, outcome)
+        assert glued_uses(text, term, terms) == 0, text
+
+
+def test_a_term_inside_another_term_is_not_glued(en_de):
+    line, terms = "A child standing by a stroller and holding a toy sword.", [Term("child", "Kind"),
+                                                                          Term("stroller", "Kinderwagen")]
+    result = _forced_terms(en_de, line, terms)
+    text = result.blocks[0].target
+    assert [o.status for o in result.report.outcomes] == ["used", "placed"], text
+    assert " Kind " in text and " Kinderwagen " in text, text
+    # "Kinderwagen" starts with "Kind" but is the glossary's own term, which the sentence asks for
+    assert glued_uses(text, terms[0]) == 1 and glued_uses(text, terms[0], terms) == 0
+    assert glued_uses("Ein Kindermädchen.", terms[0], terms) == 1 and glued_uses("Die Kinder.", terms[0], terms) == 0
 
 
 def test_determiner_forms_keep_the_case():
