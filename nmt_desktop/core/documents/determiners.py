@@ -102,6 +102,17 @@ def alternatives(word: str, language: str, term: str, plural: bool | None = None
     return out
 
 
+def unfused(form: str, language: str) -> str:
+    """A German preposition fused with its article written apart ("ins" -> "in das", "Zum" -> "Zu dem"),
+    so that the fused form and the ones written apart ("in die") are scored on the same preposition; any
+    other form as it is."""
+    parts = _FUSED.get(form.lower()) if language == "de" else None
+    if parts is None:
+        return form
+    prep = parts[0][:1].upper() + parts[0][1:] if form[:1].isupper() else parts[0]
+    return f"{prep} {parts[1]}"
+
+
 def joined(determiner: str, term: str) -> str:
     """The determiner and the term as text: "l'hôpital", "die Klinik"."""
     return f"{determiner}{term}" if determiner.endswith(("'", "’")) else f"{determiner} {term}"

@@ -9,7 +9,9 @@ put there and the result judged against the translation without it:
    Krankenhaus" -> "die Klinik": the model's own article fitted its own noun). The term alone after each
    form picks the wrong gender for terms the model barely knows ("einen Herr" -> "eine Herr"); the pair's
    full probability keeps the model's own article, which its own noun chose ("Das Klinik"); half of the
-   article's weight is the measured middle (benchmarks/RESULTS.md, issue 41).
+   article's weight is the measured middle (benchmarks/RESULTS.md, issue 41). Where the model fused a
+   preposition with its article ("ins Krankenhaus"), the preposition is the sentence's: a form written
+   apart pays for its article only ("in die Klinik": "die", not "in" + "die").
 2. Two ways to go on after the term, both decoded: *continue* (the model finishes the sentence, the step
    after the term forced to start a new word or be punctuation when the model would glue a piece on:
    "Klinik" + "tahre"), and *splice* (the words the model wrote after its own rendering of the term, kept
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.documents.determiners import alternatives, joined
+from nmt_desktop.core.documents.determiners import alternatives, joined, unfused
 from nmt_desktop.core.documents.glossary import Term, target_as_word
 
 if TYPE_CHECKING:
@@ -190,8 +192,14 @@ def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[st
     shared = min(_common(targets[0], t) for t in targets[1:])  # the words before, as tokens
     scored = translator.translate_units([unit] * len(targets), replace_cfg(cfg), targets=targets)
     # log p(term | source, words before, determiner) + DETERMINER * log p(determiner | source, words before)
-    fit = [sum(s.best.token_logprobs[len(t) - k: len(t)]) + DETERMINER * sum(s.best.token_logprobs[shared: len(t) - k])
-           for s, t, k in zip(scored, targets, term_tokens)]
+    # the model wrote a preposition fused with its article ("ins"): the preposition is the sentence's, not
+    # chosen, so a form written apart pays for its article only ("in die": "die", not "in" + "die")
+    own = options[0][1]
+    prep = (len(encode(" ".join([*options[0][0], unfused(own, language).split()[0]]))) - shared
+            if unfused(own, language) != own else 0)
+    fit = [sum(s.best.token_logprobs[len(t) - k: len(t)])
+           + DETERMINER * sum(s.best.token_logprobs[shared + (prep if " " in f else 0): len(t) - k])
+           for s, t, k, (_w, f) in zip(scored, targets, term_tokens, options)]
     best = max(range(len(fit)), key=lambda i: (fit[i], -i))
     if fit[best] < fit[0] + MARGIN:  # not clearly better than the model's own
         best = 0

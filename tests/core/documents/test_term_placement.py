@@ -35,6 +35,13 @@ def test_the_article_is_re_decided_for_the_term(en_de):
     assert texts[0].startswith("Die Klinik ") and " in der Klinik " in texts[1], texts  # was "Das Klinik", "im Klinik"
 
 
+def test_a_fused_preposition_is_re_decided_for_the_term(en_de):
+    line = "I went to the hospital yesterday."
+    assert en_de.translate(line, DecodeConfig()).text == "Ich bin gestern ins Krankenhaus gegangen."
+    (text,) = [b.target for b in _forced(en_de, [line], KLINIK).blocks]
+    assert " in die Klinik " in text, text  # was "ins Klinik": "in die" paid for "in" too, which the sentence set
+
+
 def test_the_models_own_article_stays_when_the_term_alone_would_pick_another_gender(en_de, en_fr):
     # p(term | article) alone, as before, picked "eine Herr" and "la toubib": a rare term is unlikely after
     # every article, so the article's own probability counts too
