@@ -4,7 +4,8 @@
 #
 #   benchmarks/test_suite_runs.sh [--stress N] [--runs K] [--rev REV] [--out DIR]
 #
-# Each run clones REV (default HEAD) of this repository into a fresh folder, runs `bash .ci/setup.sh` there
+# Each run clones REV (default HEAD) of this repository into a fresh folder beside it (so ../shared/data is
+# found as in CI), runs `bash .ci/setup.sh` there
 # (not timed: the pip cache makes it a minute), then times exactly the command .ci/run calls, with
 # --durations=20 appended. With --stress N, `stress-ng --cpu N` runs for the whole of each timed run.
 set -euo pipefail
@@ -22,7 +23,7 @@ done
 mkdir -p "$OUT"
 COMMAND=$(tail -n 1 "$HERE/.ci/run" | sed 's/^bash .ci\/setup.sh && //')
 for run in $(seq 1 "$RUNS"); do
-    clone="$OUT/clone-$run"
+    clone="$(dirname "$HERE")/test-suite-clone-$run"
     rm -rf "$clone"
     git clone -q "$HERE" "$clone"
     git -C "$clone" checkout -q "$(git -C "$HERE" rev-parse "$REV")"
@@ -33,7 +34,7 @@ for run in $(seq 1 "$RUNS"); do
     fi
     start=$(date +%s)
     set +e
-    (cd "$clone" && CI=true eval "$COMMAND --durations=20") >"$OUT/run-$run.log" 2>&1
+    (cd "$clone" && CI=true eval "$COMMAND --durations=20 --junitxml=$OUT/junit-$run.xml") >"$OUT/run-$run.log" 2>&1
     code=$?
     set -e
     seconds=$(($(date +%s) - start))

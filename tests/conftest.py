@@ -118,7 +118,14 @@ def _qt_closed_down_at_exit():
 
 @pytest.fixture(scope="session")
 def frozen_bundle(repo_root, tmp_path_factory) -> Path:
-    """dist/nmt-desktop built by packaging/build.sh, once per session (test_packaging and test_deb share it)."""
+    """dist/nmt-desktop built by packaging/build.sh, once per run (test_packaging and test_deb share it): the
+    two run on one xdist worker (BUNDLE_GROUP), and should they not, the second waits for the first's build in the
+    run's shared temporary folder instead of building it again (tests/built_once.py)."""
+    from built_once import built_once
     from bundle_build import build_bundle
 
-    return build_bundle(repo_root, tmp_path_factory.mktemp("bundle"))
+    run_root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_root = run_root.parent  # popen-gwN's parent: one folder for the whole run
+    folder = built_once("frozen-bundle", lambda out: build_bundle(repo_root, out), root=run_root)
+    return folder / "dist" / "nmt-desktop"

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 
 def plot_menus() -> list[QMenu]:
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    gc.collect()
+    for _ in range(2):  # the window's deletion posts its menus' deletion
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
     return [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.title() == "Plot Options"]
 
 
