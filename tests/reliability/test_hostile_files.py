@@ -279,13 +279,13 @@ paths = [Path(p) for p in sys.argv[1:]]
 load_model(paths[0])  # warm up: the memory a normal load needs is not counted
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 for p in paths[1:]:
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: the refusal's work, whatever else the machine runs
     try:
         load_model(p)
         outcome = "loaded"
     except ModelFolderError as exc:
         outcome = str(exc)
-    results.append([p.name, outcome, time.perf_counter() - start])
+    results.append([p.name, outcome, time.thread_time() - start])
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"grew_kib": peak - base, "results": results}))
 """
@@ -310,7 +310,7 @@ def test_bombs_and_huge_headers_do_not_allocate(tmp_path, small_model_dir, bomb_
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     for name, outcome, seconds in report["results"]:
         assert outcome != "loaded" and "\n" not in outcome, (name, outcome)
-        assert seconds < FAST, (name, seconds)
+        assert seconds < FAST, (name, seconds)  # of CPU time
     assert report["grew_kib"] < 64 * 1024, report
 
 
