@@ -131,7 +131,7 @@ def repair(translator: "Translator", unit: "Unit", translation: "Translation", c
         keep = [c.term, *standing]
         placement = place(translator, unit, translation, c.term, spans, cfg, language,
                           None if c.kept else source_plural(unit.text[c.start:c.end], c.term),
-                          lambda text: broken_terms(text, unforced.text, keep, terms))
+                          lambda text: broken_terms(text, unforced.text, keep, terms), required=c.kept)
         report.repairs += placement.decodes
         if placement.translation is None:
             outcomes.append(TermOutcome(c.term, "not placed", unit.text, c.kept, placement.rest, placement.reason))

@@ -92,14 +92,17 @@ def rest_chrf(after: str, term: str, before: str, replaced: str) -> float:
 
 def place(translator: "Translator", unit: "Unit", current: "Translation", term: Term, spans: Sequence[Span],
           cfg: DecodeConfig, language: str, plural: bool | None = None,
-          broken: Callable[[str], str] | None = None) -> Placement:
+          broken: Callable[[str], str] | None = None, required: bool = False) -> Placement:
     """`term` placed at the first of `spans` where it fits (the module docstring), else not placed.
     `plural`: whether the source word is plural (None: unknown), which limits the determiners tried;
-    `broken(text)`: why a candidate breaks the sentence's other terms ("": it does not), which refuses it."""
+    `broken(text)`: why a candidate breaks the sentence's other terms ("": it does not), which refuses it;
+    `required`: text the document must keep (do-not-translate spans, numbers): the candidate that changes the
+    rest least is taken ("changed") when none fits, since dropping the text loses the user's content."""
     tokenizer = translator.tokenizers.target
     ids = list(current.target_ids)
     length = len(ids) - (1 if ids and ids[-1] == translator.config.eos_id else 0)
     decodes, reason, best_rest = 0, "the model's translation has no place for it", -1.0
+    fallback: tuple[float, "Translation", int] | None = None  # (rest, translation, kept) of the best judged candidate
     for span in (_past_determiner(translator, ids, length, s, language) for s in spans):
         head_words = tokenizer.decode(ids[:span.start]).split()
         replaced = tokenizer.decode(ids[span.start:span.end]).strip()
@@ -143,6 +146,8 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
             rest = rest_chrf(translation.text, after_part, current.text, before_part)
             best_rest = max(best_rest, rest)
             judged.append((kind, translation, rest))
+            if fallback is None or rest > fallback[0]:
+                fallback = (rest, translation, len(prefix))
         for kind, translation, rest in judged:
             if kind == "continue" and rest >= KEEP:
                 return Placement(translation, "placed", rest, "", decodes, len(prefix))
@@ -155,6 +160,8 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
         if judged:
             reason = (f"forcing it would change the rest of the sentence (chrF {best_rest:.0f} against the "
                       f"translation without it)")
+    if required and fallback is not None:
+        return Placement(fallback[1], "changed", fallback[0], "", decodes, fallback[2])
     return Placement(None, "not placed", max(best_rest, 0.0), reason, decodes)
 
 
