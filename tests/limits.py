@@ -65,3 +65,14 @@ def measured_work(cpu_s: float | None = None, peak_bytes: int | None = None, wha
         assert work.cpu_s < cpu_s, f"{what} took {work.cpu_s:.2f} s of CPU time (bound {cpu_s} s)"
     if peak_bytes is not None:
         assert work.peak_bytes < peak_bytes, f"{what} allocated {work.peak_bytes:,} bytes at peak (bound {peak_bytes:,})"
+
+
+def wait_for(condition, what: str, polls: int = 1200, every_s: float = 0.05) -> None:
+    """Poll `condition` (outside Qt: a child process's exit) until it holds; fail naming `what` when it still
+    does not after `polls` polls. A hang guard as generous as SLOW_TIMEOUT_MS, not a bound on speed: no clock is
+    read, and a slow machine only takes more of the polls."""
+    for _ in range(polls):
+        if condition():
+            return
+        time.sleep(every_s)
+    assert condition(), f"{what} (still not after {polls} polls {every_s} s apart)"

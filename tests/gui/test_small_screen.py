@@ -12,6 +12,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication, QSplitter, QWidget, QWidgetItem  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
 SMALL = (1000, 700)  # a 1024 x 768 screen less the window's frame and title bar and a desktop's panels
 
@@ -47,6 +48,6 @@ def test_the_window_fits_a_1024_by_768_screen_on_every_tab(open_main_window, tin
         assert max(hint.width(), minimum.width()) <= SMALL[0], (name, hint, minimum)
         assert max(hint.height(), minimum.height()) <= SMALL[1], (name, hint, minimum)
         window.resize(*SMALL)
-        qtbot.waitUntil(lambda: window.size().toTuple() == SMALL, timeout=5000)
+        qtbot.waitUntil(lambda: window.size().toTuple() == SMALL, timeout=TIMEOUT_MS)
         QApplication.processEvents()
         assert squeezed(window.tabs.currentWidget()) == [], name

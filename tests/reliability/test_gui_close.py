@@ -57,6 +57,7 @@ from nmt_desktop.core.training.checkpoint import find_checkpoint, read_state  # 
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.formats.model_folder import load_model  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
+from limits import wait_for  # noqa: E402
 from tiny_models import synthetic_pairs, write_tsv  # noqa: E402
 
 DRIVER_TIMEOUT = 240  # seconds for one driver process (generous: CI machines are shared)
@@ -363,10 +364,7 @@ def test_close_during_training_ends_child_and_keeps_checkpoint(tmp_path) -> None
     assert report["child_finished"] == [[0, False]], report["child_finished"]
     assert [e["reason"] for e in report["events"] if e["event"] == "end"] == ["interrupted"]
     pid = report["pid"]
-    deadline = time.monotonic() + 60  # a wait for the child's exit, generous for a loaded machine, not a bound
-    while process_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not process_alive(pid), f"training child {pid} still running after the app exited"
+    wait_for(lambda: not process_alive(pid), f"training child {pid} still running after the app exited")
     last = Path(report["run_dir"]) / "last"
     assert find_checkpoint(last) == last and not last.with_name("last.tmp").exists()
     step = read_state(last)["step"]

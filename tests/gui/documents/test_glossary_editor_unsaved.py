@@ -20,6 +20,7 @@ from nmt_desktop.gui.documents.glossary_editor import GlossaryEditor  # noqa: E4
 from nmt_desktop.gui.documents.glossary_store import model_glossary_path  # noqa: E402
 
 from test_glossary_editor import cell_editor, rows, type_cell  # noqa: E402
+from limits import TIMEOUT_MS  # noqa: E402
 
 TYPED = ("power supply", "Netzteil", "")
 
@@ -45,7 +46,7 @@ def type_row(qtbot, editor: GlossaryEditor, source: str, target: str) -> None:
 
 def prompt(qtbot) -> QMessageBox:
     """The Save / Discard / Cancel question the editor shows (window-modal, not blocking)."""
-    qtbot.waitUntil(lambda: isinstance(QApplication.activeModalWidget(), QMessageBox), timeout=10000)
+    qtbot.waitUntil(lambda: isinstance(QApplication.activeModalWidget(), QMessageBox), timeout=TIMEOUT_MS)
     box = QApplication.activeModalWidget()
     assert {box.standardButton(b) for b in box.buttons()} == {QMessageBox.StandardButton.Save,
                                                                QMessageBox.StandardButton.Discard,
