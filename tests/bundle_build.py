@@ -13,7 +13,7 @@ from pathlib import Path
 
 BUILD_TIMEOUT_S = 2000
 # The tests that share the bundle run on one xdist worker (`--dist loadgroup`, `@pytest.mark.xdist_group`), so
-# it is built once per run; conftest.py schedules them first.
+# it is built once per run; xdist schedules the largest group first.
 BUNDLE_GROUP = "frozen_bundle"
 
 
