@@ -35,7 +35,8 @@ QT_QPA_PLATFORM=offscreen "$PY" "$ROOT/packaging/debian_package.py" --arch "$ARC
 # every mtime at SOURCE_DATE_EPOCH: the bundle's files carry the build's time, the staged ones now
 find "$STAGE/root" -exec touch --no-dereference --date="@$SOURCE_DATE_EPOCH" {} +
 DEB="$OUT/nmt-desktop_${VERSION}_${ARCH}.deb"
-# NMT_DEB_COMPRESSION=none: the tests' second build, compared by its uncompressed data.tar (xz takes minutes)
-dpkg-deb --build --root-owner-group "-Z${NMT_DEB_COMPRESSION:-xz}" "$STAGE/root" "$DEB" >/dev/null
+# NMT_DEB_COMPRESSION=none: the tests' second build, compared by its uncompressed data.tar. NMT_DEB_LEVEL=1: the
+# tests' first build, the same xz format at its fastest preset (3.5x faster than the release's default 6, 11% larger)
+dpkg-deb --build --root-owner-group "-Z${NMT_DEB_COMPRESSION:-xz}" "-z${NMT_DEB_LEVEL:-6}" "$STAGE/root" "$DEB" >/dev/null
 end=$(date +%s)
 echo "[deb] built $DEB in $((end - start)) s: $(du -h "$DEB" | cut -f1); sha256 $(sha256sum "$DEB" | cut -d' ' -f1)"
