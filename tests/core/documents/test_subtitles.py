@@ -151,5 +151,6 @@ def test_wrap():
     assert [visible(line) for line in tagged] == lines
     word = "Donaudampfschifffahrtsgesellschaftskapitänsmütze"  # one word over 42: kept whole
     assert wrap(word) == [word]
-    long = " ".join(["word"] * 40)  # too long for 2 lines of 42: 2 longer lines, nothing lost
-    assert len(wrap(long)) == 2 and " ".join(wrap(long)) == long
+    long = " ".join(["word"] * 40)  # too long for 2 lines of 42: more lines of 42, never an overlong one
+    assert len(wrap(long)) == 5 and " ".join(wrap(long)) == long
+    assert all(len(line) <= 42 for line in wrap(long))

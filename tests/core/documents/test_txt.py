@@ -37,11 +37,11 @@ def test_round_trips(tmp_path):
         assert all(line.startswith(MARK) for line in lines if line.strip())
 
 
-def test_bom_dropped_and_line_breaks_in_a_translation_joined(tmp_path):
+def test_bom_kept_out_of_the_text_and_line_breaks_in_a_translation_joined(tmp_path):
     path = tmp_path / "bom.txt"
     path.write_bytes(b"\xef\xbb\xbfone\ntwo\n")
     document = open_document(path)
     assert document.blocks[0].text == "one"
     out = tmp_path / "out.txt"
     document.save(out, [[type(r)(0, "eins\nund")] for r in [untranslated(b)[0] for b in document.blocks]])
-    assert out.read_text(encoding="utf-8") == "eins und\neins und\n"
+    assert out.read_bytes() == b"\xef\xbb\xbfeins und\neins und\n"  # written back with its BOM

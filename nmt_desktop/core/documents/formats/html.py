@@ -9,7 +9,6 @@ script/style are never read. The file is written in the encoding it declared, wi
 from __future__ import annotations
 
 import codecs
-import re
 from pathlib import Path
 
 import lxml.html
@@ -17,6 +16,7 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run
 from nmt_desktop.core.documents.formats.inline_tree import InlineRules, Kind, spans_of
+from nmt_desktop.core.documents.formats.text_encoding import decode_html
 from nmt_desktop.core.documents.formats.xml_parts import (
     Loaded,
     Slot,
@@ -90,29 +90,23 @@ def html_slots(root: etree._Element) -> list[Slot]:
     return slots
 
 
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-
-
 def encoding_of(data: bytes, name: str) -> str:
-    """The page's encoding: its BOM, else its <meta charset>, else UTF-8 if it decodes as such."""
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            return enc
-    match = _CHARSET.search(data[:4096])
-    if match:
-        enc = match.group(1).decode("ascii")
-        try:
-            codecs.lookup(enc)
-        except LookupError:
-            raise DocumentError(f"{name} declares the unknown character set {enc!r}") from None
-        return enc
+    """The page's encoding as libxml2 names it (text_encoding.py decides: BOM, a declaration anywhere in
+    the head, UTF-8, else detected); a UTF-16/32 page keeps its BOM through lxml's own serialiser."""
+    codec = decode_html(data, name).codec
+    encoding = _LIBXML2_NAMES.get(codec, codec)
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DocumentError(f"{name} is not UTF-8 and declares no <meta charset>, so its text cannot be "
-                            f"read reliably") from None
-    return "utf-8"
+        etree.HTMLParser(encoding=encoding)
+    except LookupError:
+        raise DocumentError(f"{name} is in the {encoding} character set, which the HTML reader cannot "
+                            f"read") from None
+    return encoding
+
+
+# Python's codec names that libxml2 (iconv) spells otherwise; UTF-16/32 with a BOM read and written with it
+_LIBXML2_NAMES = {f"cp125{i}": f"windows-125{i}" for i in range(9)} | {
+    "iso8859-1": "iso-8859-1", "mac-roman": "macintosh", "mac-cyrillic": "x-mac-cyrillic",
+    "utf-16-le": "utf-16", "utf-16-be": "utf-16", "utf-32-le": "utf-32", "utf-32-be": "utf-32"}
 
 
 def _load(path: Path) -> Loaded:

@@ -1,5 +1,6 @@
 """Plain text: one block per line, so the translation keeps the text's line structure.
 
+The file is read in whatever encoding it is (text_encoding.py) and written back in it, with its BOM.
 Line ends ("\\n", "\\r\\n", "\\r") and whether the file ends with one are kept; an empty line is an empty
 block (no runs) written back empty. A translated line that holds a line break is joined with spaces, so
 the line count never changes.
@@ -18,7 +19,8 @@ from nmt_desktop.core.documents.blocks import (
     TranslatedBlock,
     check_translated,
 )
-from nmt_desktop.core.documents.safety import read_text
+from nmt_desktop.core.documents.formats.text_encoding import TextEncoding
+from nmt_desktop.core.documents.safety import read_decoded
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 
@@ -28,6 +30,7 @@ class TextDocument:
     path: Path
     blocks: list[Block] = field(default_factory=list)
     ends: list[str] = field(default_factory=list)  # each line's line end ("" for a last line without one)
+    encoding: TextEncoding = TextEncoding("utf-8")
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         if len(translated) != len(self.blocks):
@@ -37,12 +40,13 @@ class TextDocument:
             check_translated(block, runs)
             text = "".join(run.text for run in runs)
             out.append(" ".join(text.splitlines()) + end)
-        Path(path).write_text("".join(out), encoding="utf-8", newline="")
+        Path(path).write_bytes(self.encoding.encode("".join(out)))
 
 
 def open_document(path: Path) -> TextDocument:
-    text = read_text(path)
-    document = TextDocument(Path(path))
+    decoded = read_decoded(path)
+    text = decoded.text
+    document = TextDocument(Path(path), encoding=decoded.encoding)
     for number, match in enumerate(_LINE.finditer(text), 1):
         line, end = match.groups()
         if not end and match.start() == len(text):  # past the final line end (or an empty file)

@@ -20,14 +20,15 @@ import webvtt
 from webvtt.errors import MalformedFileError
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
-from nmt_desktop.core.documents.formats.srt import cue_markup, cue_runs, keep_or_wrap
-from nmt_desktop.core.documents.safety import read_text
+from nmt_desktop.core.documents.formats.srt import Cue, cue_lines, cue_markup, read_cue
+from nmt_desktop.core.documents.formats.text_encoding import TextEncoding
+from nmt_desktop.core.documents.safety import read_decoded
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 @dataclass
-class Cue:
+class CueLines:
     text_lines: range  # the source lines holding the cue's text
     eol: str
 
@@ -36,42 +37,49 @@ class Cue:
 class WebVTTDocument:
     path: Path
     lines: list[str]  # the source lines, each with its line end
+    encoding: TextEncoding = TextEncoding("utf-8")
+    places: list[CueLines] = field(default_factory=list)
     cues: list[Cue] = field(default_factory=list)
-    blocks: list[Block] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)  # the cues' blocks in order
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         if len(translated) != len(self.blocks):
             raise ValueError(f"{self.path.name}: {len(translated)} translated blocks for {len(self.blocks)} cues")
         lines = list(self.lines)
-        for cue, block, runs in reversed(list(zip(self.cues, self.blocks, translated))):
-            original = [self.lines[i].rstrip("\r\n") for i in cue.text_lines]
-            new = keep_or_wrap(block, runs, original, partial(cue_markup, escape=True))
-            if new is not original:
-                lines[cue.text_lines.start:cue.text_lines.stop] = [line + cue.eol for line in new]
-        Path(path).write_text("".join(lines), encoding="utf-8", newline="")
+        starts = [0]
+        for cue in self.cues:
+            starts.append(starts[-1] + len(cue.blocks))
+        for place, cue, start in reversed(list(zip(self.places, self.cues, starts))):
+            new = cue_lines(cue, translated[start:start + len(cue.blocks)], partial(cue_markup, escape=True))
+            if new is not cue.original:
+                lines[place.text_lines.start:place.text_lines.stop] = [line + place.eol for line in new]
+        Path(path).write_bytes(self.encoding.encode("".join(lines)))
 
 
 def open_document(path: Path) -> WebVTTDocument:
     path = Path(path)
-    text = read_text(path)
+    decoded = read_decoded(path)
+    text = decoded.text
     try:
         captions = webvtt.from_string(text).captions
     except MalformedFileError as exc:
         raise DocumentError(f"{path.name} is not a WebVTT subtitle file: {exc}") from None
-    document = WebVTTDocument(path, _LINE.findall(text))
+    document = WebVTTDocument(path, _LINE.findall(text), decoded.encoding)
     for start, stop in _paragraphs(document.lines):
         heads = [document.lines[i] for i in range(start, min(start + 2, stop))]
         timing = next((start + k for k, line in enumerate(heads) if "-->" in line), None)
         if timing is None or heads[0].startswith(("NOTE", "STYLE", "REGION", "WEBVTT")) and timing == start + 1:
             continue
         eol = document.lines[timing][len(document.lines[timing].rstrip("\r\n")):] or "\n"
-        document.cues.append(Cue(range(timing + 1, stop), eol))
-    if len(document.cues) != len(captions):
-        raise DocumentError(f"{path.name}: found {len(document.cues)} cues where webvtt-py reads "
+        document.places.append(CueLines(range(timing + 1, stop), eol))
+    if len(document.places) != len(captions):
+        raise DocumentError(f"{path.name}: found {len(document.places)} cues where webvtt-py reads "
                             f"{len(captions)}, so the file cannot be written back safely")
-    for number, (cue, caption) in enumerate(zip(document.cues, captions), 1):
-        source = "\n".join(document.lines[i].rstrip("\r\n") for i in cue.text_lines)
-        document.blocks.append(Block(cue_runs(source, unescape=True), where=f"cue {number} ({caption.start})"))
+    for number, (place, caption) in enumerate(zip(document.places, captions), 1):
+        source = "\n".join(document.lines[i].rstrip("\r\n") for i in place.text_lines)
+        cue = read_cue(source, f"cue {number} ({caption.start})", unescape=True)
+        document.cues.append(cue)
+        document.blocks.extend(cue.blocks)
     return document
 
 
