@@ -154,3 +154,83 @@ def test_wrap():
     long = " ".join(["word"] * 40)  # too long for 2 lines of 42: more lines of 42, never an overlong one
     assert len(wrap(long)) == 5 and " ".join(wrap(long)) == long
     assert all(len(line) <= 42 for line in wrap(long))
+
+
+DIALOGUE = """1
+00:00:01,000 --> 00:00:03,000
+- Where are you going?
+- Home.
+
+2
+00:00:04,000 --> 00:00:06,000
+<i>- Did you see it
+at the station?</i>
+<i>- No.</i>
+
+3
+00:00:07,000 --> 00:00:09,000
+-It is late.
+-Not that late.
+
+"""
+
+
+def test_speaker_dashes_are_kept_a_turn_per_line(tmp_path):
+    """Issue 42: the dashes of 128 of 128 two-speaker cues were dropped (the turns joined into one block)."""
+    document = open_document(write(tmp_path, "dialogue.srt", DIALOGUE))
+    assert [b.text for b in document.blocks] == [
+        "Where are you going?", "Home.", "Did you see it at the station?", "No.", "It is late.", "Not that late."]
+    assert document.blocks[1].where == "cue 1 (00:00:01,000), speaker 2"
+    assert document.blocks[2].runs[0].style == document.blocks[3].runs[0].style == (("i", "<i>"),)
+    out = tmp_path / "out.srt"
+    document.save(out, fake_translate_all(document.blocks))
+    after = [sub.content.split("\n") for sub in srt.parse(out.read_text(encoding="utf-8"))]
+    assert after == [["- ÜT WHERE ARE YOU GOING?", "- ÜT HOME."],
+                     ["- <i>ÜT DID YOU SEE IT AT THE STATION?</i>", "- <i>ÜT NO.</i>"],
+                     ["-ÜT IT IS LATE.", "-ÜT NOT THAT LATE."]]
+    document.save(out, [untranslated(b) for b in document.blocks])
+    assert out.read_bytes() == DIALOGUE.encode()
+
+
+def test_cues_without_numbers_are_numbered(tmp_path):
+    """Issue 42: every cue was written as number 0 when the source had none."""
+    text = "00:00:01,000 --> 00:00:02,000\nHello.\n\n00:00:03,000 --> 00:00:04,000\nGoodbye.\n"
+    document = open_document(write(tmp_path, "bare.srt", text))
+    out = tmp_path / "out.srt"
+    document.save(out, fake_translate_all(document.blocks))
+    assert [sub.index for sub in srt.parse(out.read_text(encoding="utf-8"))] == [1, 2]
+    assert out.read_text(encoding="utf-8").startswith("1\n00:00:01,000")
+
+
+def test_a_long_translation_gets_lines_of_42_not_two_overlong_ones(tmp_path):
+    """Issue 42: translations came back as 2 lines of 99-318 characters."""
+    text = "1\n00:00:01,000 --> 00:00:05,000\nA short cue that\nfits in two lines.\n"
+    document = open_document(write(tmp_path, "short.srt", text))
+    long = "Ein sehr viel längerer Satz, der als Übersetzung zurückkommt und " * 3
+    out = tmp_path / "out.srt"
+    document.save(out, [[type(untranslated(document.blocks[0])[0])(0, long.strip())]])
+    lines = list(srt.parse(out.read_text(encoding="utf-8")))[0].content.split("\n")
+    assert " ".join(lines) == long.strip() and all(len(line) <= 42 for line in lines), lines
+    wide = "1\n00:00:01,000 --> 00:00:05,000\n" + "A source whose own line is wider than forty-two characters.\n"
+    document = open_document(write(tmp_path, "wide.srt", wide))
+    document.save(out, [[type(untranslated(document.blocks[0])[0])(0, "Eine Zeile, die so breit ist wie die der Quelle.")]])
+    assert list(srt.parse(out.read_text(encoding="utf-8")))[0].content.count("\n") == 0
+
+
+def test_a_tag_opened_twice_is_closed_once(tmp_path):
+    """Issue 42: doubled </u></u> when a source opened <u> again inside an open <u>."""
+    text = "1\n00:00:01,000 --> 00:00:02,000\n<u>Underlined <u>words</u> here</u>\n"
+    document = open_document(write(tmp_path, "u.srt", text))
+    out = tmp_path / "out.srt"
+    document.save(out, fake_translate_all(document.blocks, reverse=False))
+    content = list(srt.parse(out.read_text(encoding="utf-8")))[0].content
+    assert "</u></u>" not in content and content.count("<u>") == content.count("</u>") == 1, content
+
+
+def test_vtt_dialogue_dashes(tmp_path):
+    text = "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\n- Are you there?\n- Yes &amp; no.\n"
+    document = open_document(write(tmp_path, "d.vtt", text))
+    assert [b.text for b in document.blocks] == ["Are you there?", "Yes & no."]
+    out = tmp_path / "out.vtt"
+    document.save(out, fake_translate_all(document.blocks))
+    assert out.read_text(encoding="utf-8").endswith("- ÜT ARE YOU THERE?\n- ÜT YES &amp; NO.\n")
