@@ -21,7 +21,7 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.format_table import FormatInfo
-from nmt_desktop.core.documents.formats.text_encoding import BOMS, DecodedText, decode_text
+from nmt_desktop.core.documents.text_encoding import BOMS, DecodedText, decode_text
 
 MAX_BYTES = 200_000_000  # any document file
 MAX_UNPACKED = 1_000_000_000  # a zip's members together, as declared (zipfile stops reading at the declared size)
@@ -60,7 +60,7 @@ def check_file(path: Path, info: FormatInfo) -> None:
 
 
 def read_text(path: Path) -> str:
-    """The text of a text file in whatever encoding it is (formats/text_encoding.py), a byte-order mark
+    """The text of a text file in whatever encoding it is (text_encoding.py), a byte-order mark
     dropped, line ends as they are; DocumentError in one sentence. Shared by the text formats."""
     return read_decoded(path).text
 

@@ -10,7 +10,7 @@ import pytest
 
 from nmt_desktop.core.documents.blocks import DocumentError, untranslated
 from nmt_desktop.core.documents.formats import open_document
-from nmt_desktop.core.documents.formats.text_encoding import TextEncoding, decode_html, decode_text
+from nmt_desktop.core.documents.text_encoding import TextEncoding, decode_html, decode_text
 from tests.core.documents.fake_translation import MARK, fake_translate_all
 
 SRT = ("1\r\n00:00:01,000 --> 00:00:03,000\r\n“Café?” she asked. It’s naïve – déjà vu.\r\n\r\n"

@@ -16,7 +16,6 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run
 from nmt_desktop.core.documents.formats.inline_tree import InlineRules, Kind, spans_of
-from nmt_desktop.core.documents.formats.text_encoding import decode_html
 from nmt_desktop.core.documents.formats.xml_parts import (
     Loaded,
     Slot,
@@ -24,6 +23,7 @@ from nmt_desktop.core.documents.formats.xml_parts import (
     attr_slot,
     span_slot,
 )
+from nmt_desktop.core.documents.text_encoding import decode_html
 
 BLOCKS = frozenset({
     "html", "head", "body", "title", "address", "article", "aside", "blockquote", "details", "dialog", "dd",

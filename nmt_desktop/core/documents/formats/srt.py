@@ -29,8 +29,8 @@ from nmt_desktop.core.documents.blocks import (
     check_translated,
     untranslated,
 )
-from nmt_desktop.core.documents.formats.text_encoding import TextEncoding
 from nmt_desktop.core.documents.safety import read_decoded
+from nmt_desktop.core.documents.text_encoding import TextEncoding
 
 LINE_WIDTH = 42  # characters a subtitle line holds (the common broadcast guideline)
 MAX_LINES = 2

@@ -19,8 +19,8 @@ from nmt_desktop.core.documents.blocks import (
     TranslatedBlock,
     check_translated,
 )
-from nmt_desktop.core.documents.formats.text_encoding import TextEncoding
 from nmt_desktop.core.documents.safety import read_decoded
+from nmt_desktop.core.documents.text_encoding import TextEncoding
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
 

@@ -21,8 +21,8 @@ from webvtt.errors import MalformedFileError
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.formats.srt import Cue, cue_lines, cue_markup, read_cue
-from nmt_desktop.core.documents.formats.text_encoding import TextEncoding
 from nmt_desktop.core.documents.safety import read_decoded
+from nmt_desktop.core.documents.text_encoding import TextEncoding
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 

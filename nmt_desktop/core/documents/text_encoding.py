@@ -8,7 +8,8 @@ is re-detected rather than decoded to U+FFFD. The detector is charset-normalizer
 in front of it: Latin text that windows-1252 reads cleanly (accented letters inside ordinary words,
 typographic quotes and dashes) is windows-1252, the default of browsers and Windows editors in the West,
 because on short texts charset-normalizer often names a sibling code page (cp1257, cp1006) that reads
-"Naïve" or "café" wrongly. Text is written back in the encoding it was read in, with its BOM.
+"Naïve" or "café" wrongly. Text is written back in the encoding it was read in, with its BOM. It sits beside formats/ (as
+format_table.py does) because safety.py, which formats/ imports, decodes text files with it too.
 """
 
 from __future__ import annotations
