@@ -28,6 +28,7 @@ MAX_UNPACKED = 1_000_000_000  # a zip's members together, as declared (zipfile s
 MAX_RATIO = 200  # a member's uncompressed/compressed size ...
 RATIO_MIN_SIZE = 5_000_000  # ... counted only for a member larger than this (small XML compresses well)
 MAX_MEMBERS = 10_000
+MAX_STRUCTURE = 20_000_000  # a package's own lists (relationships, container, manifest), read whole to find parts
 # Deeper elements are refused. libxml2 itself stops at 256 levels (the XML parser with an error, the HTML
 # one by flattening silently), so the limit sits just below it: every parse here and in the adapters
 # stays bounded, and a deeper document is refused rather than read wrongly.
@@ -200,6 +201,10 @@ class _Package:
         if name not in self.names:
             return None
         self.check(name)
+        size = self.archive.getinfo(name).file_size
+        if size > MAX_STRUCTURE:
+            raise DocumentError(f"{self.path.name} is malformed: its {name} unpacks to {size:,} bytes, "
+                                f"where a package's list of parts takes a few thousand")
         try:
             return etree.fromstring(self.archive.read(name), _SAFE_PARSER)
         except etree.XMLSyntaxError:

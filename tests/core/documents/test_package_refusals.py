@@ -128,3 +128,17 @@ def test_old_binary_office_file(tmp_path):
     path = tmp_path / "old.docx"
     path.write_bytes(data)
     assert "older binary Office file" in refusal(path)
+
+
+def test_a_huge_relationships_member_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    """The lists that name the parsed parts are read whole: one far larger than any real one is refused."""
+    from nmt_desktop.core.documents import safety
+
+    monkeypatch.setattr(safety, "MAX_STRUCTURE", 4000)  # stands for 20 MB, with small data
+    plain = tmp_path / "plain.docx"
+    docx.Document().save(plain)
+    with zipfile.ZipFile(plain) as z:
+        rels = z.read("_rels/.rels")
+    path = with_members(plain, tmp_path / "padded.docx", {},
+                        {"_rels/.rels": rels.replace(b"<Relationships", b"<!--" + b" " * 5000 + b"-->" + b"<Relationships")})
+    assert "_rels/.rels unpacks to" in refusal(path)
