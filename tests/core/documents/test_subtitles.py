@@ -234,3 +234,26 @@ def test_vtt_dialogue_dashes(tmp_path):
     out = tmp_path / "out.vtt"
     document.save(out, fake_translate_all(document.blocks))
     assert out.read_text(encoding="utf-8").endswith("- ÜT ARE YOU THERE?\n- ÜT YES &amp; NO.\n")
+
+
+VTT_AS_WEBVTT_PY_READS = [  # each read one way by webvtt-py and another by a blank-line split (issue 42)
+    "WEBVTT\n\n00:01.000 --> 00:02.000\nHello there.\n00:03.000 --> 00:04.000\nWorld.\n",  # no blank line between
+    "WEBVTT\n\n00:01.000 --> 00:02.000\nHello there.\n \nagain.\n\n00:03.000 --> 00:04.000\nWorld.\n",  # spaces line
+    "WEBVTT\n\n00:01 --> 00:02\nNot a cue.\n\n00:03.000 --> 00:04.000\nWorld.\n",  # malformed timings: skipped
+    "WEBVTT\n00:01.000 --> 00:02.000\nNo blank line after the header.\n",
+]
+
+
+def test_vtt_cues_are_found_where_webvtt_py_reads_them(tmp_path):
+    for number, text in enumerate(VTT_AS_WEBVTT_PY_READS):
+        path = write(tmp_path, f"case{number}.vtt", text)
+        document = open_document(path)
+        captions = webvtt.from_string(text).captions
+        assert [b.text for b in document.blocks] == [" ".join(c.raw_text.split()) for c in captions], text
+        out = tmp_path / f"out{number}.vtt"
+        document.save(out, [untranslated(b) for b in document.blocks])
+        assert out.read_bytes() == path.read_bytes()
+        document.save(out, fake_translate_all(document.blocks))
+        after = webvtt.from_string(out.read_text(encoding="utf-8")).captions
+        assert [(c.start, c.end) for c in after] == [(c.start, c.end) for c in captions]
+        assert all(c.raw_text.startswith(MARK) for c in after), [c.raw_text for c in after]

@@ -49,7 +49,7 @@ def cue_runs(text: str, unescape: bool = False, chain: list[tuple[str, str]] | N
     runs: list[Run] = []
     chain = [] if chain is None else chain
     position = 0
-    text = " ".join(line.strip() for line in text.splitlines())
+    text = " ".join(line.strip() for line in text.splitlines() if line.strip())
 
     def add(piece: str) -> None:
         if piece:

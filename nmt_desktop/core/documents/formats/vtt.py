@@ -1,11 +1,15 @@
-"""WebVTT (.vtt) subtitles: one block per cue, checked and read with `webvtt-py`, written back in place.
+"""WebVTT (.vtt) subtitles: one block per cue (per speaker turn of a dialogue cue), checked and read with
+`webvtt-py`, written back in place.
 
-webvtt-py parses and validates the file (its captions are the cues); saving replaces only each cue's text
-lines in the source, because re-serialising with the library reformats NOTE blocks: the header, NOTE,
-STYLE and REGION blocks, cue identifiers, timings and cue settings stay byte for byte. Cue text becomes
-runs as in srt.py (<i>, <b>, <u>, <c.x>, <v Speaker>, <lang>; timestamps are verbatim runs), with HTML
-character references (&amp;) decoded for translation and re-escaped on save; a translated cue is
-re-wrapped to at most 2 lines of at most 42 characters where the words allow.
+webvtt-py parses and validates the file (its captions are the cues); the cues' lines are found by cutting
+the file into blocks by the same WebVTT rules (an empty line ends a block, a line of spaces does not, a
+"-->" line that cannot be the block's timings starts one) and matching each caption by timings and text,
+so a block webvtt-py skips stays as it is. Saving replaces only each cue's text lines in the source,
+because re-serialising with the library reformats NOTE blocks: the header, NOTE, STYLE and REGION blocks,
+cue identifiers, timings and cue settings stay byte for byte, in the source's encoding. Cue text becomes
+runs as in srt.py (<i>, <b>, <u>, <c.x>, <v Speaker>, <lang>; timestamps are verbatim runs; speaker
+dashes kept), with HTML character references (&amp;) decoded for translation and re-escaped on save; a
+translated cue is re-wrapped as srt.py does.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 import webvtt
-from webvtt.errors import MalformedFileError
+from webvtt.errors import MalformedCaptionError, MalformedFileError
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.formats.srt import Cue, cue_lines, cue_markup, read_cue
@@ -65,17 +69,18 @@ def open_document(path: Path) -> WebVTTDocument:
     except MalformedFileError as exc:
         raise DocumentError(f"{path.name} is not a WebVTT subtitle file: {exc}") from None
     document = WebVTTDocument(path, _LINE.findall(text), decoded.encoding)
-    for start, stop in _paragraphs(document.lines):
-        heads = [document.lines[i] for i in range(start, min(start + 2, stop))]
-        timing = next((start + k for k, line in enumerate(heads) if "-->" in line), None)
-        if timing is None or heads[0].startswith(("NOTE", "STYLE", "REGION", "WEBVTT")) and timing == start + 1:
-            continue
-        eol = document.lines[timing][len(document.lines[timing].rstrip("\r\n")):] or "\n"
-        document.places.append(CueLines(range(timing + 1, stop), eol))
-    if len(document.places) != len(captions):
-        raise DocumentError(f"{path.name}: found {len(document.places)} cues where webvtt-py reads "
-                            f"{len(captions)}, so the file cannot be written back safely")
-    for number, (place, caption) in enumerate(zip(document.places, captions), 1):
+    candidates = list(_cue_candidates(document.lines))
+    found = 0
+    for number, caption in enumerate(captions, 1):
+        key = (caption.start, caption.end, caption.raw_text)
+        while found < len(candidates) and candidates[found][0] != key:
+            found += 1  # a block webvtt-py does not read as a cue (a malformed timing) stays as it is
+        if found == len(candidates):
+            raise DocumentError(f"{path.name}: webvtt-py reads cue {number} ({caption.start}) where the file's "
+                                f"blocks hold none, so the file cannot be written back safely")
+        place = candidates[found][1]
+        found += 1
+        document.places.append(place)
         source = "\n".join(document.lines[i].rstrip("\r\n") for i in place.text_lines)
         cue = read_cue(source, f"cue {number} ({caption.start})", unescape=True)
         document.cues.append(cue)
@@ -83,14 +88,41 @@ def open_document(path: Path) -> WebVTTDocument:
     return document
 
 
-def _paragraphs(lines: list[str]) -> list[tuple[int, int]]:
-    """The (start, stop) line ranges of the blank-line separated blocks."""
-    spans, start = [], None
-    for i, line in enumerate(lines + ["\n"]):
-        if line.strip():
-            start = i if start is None else start
-        elif start is not None:
-            spans.append((start, i))
-            start = None
-    return spans
+_TIMINGS = re.compile(r"\s*((?:\d+:)?\d{1,2}:\d{1,2}\.\d{1,3})\s*-->\s*((?:\d+:)?\d{1,2}:\d{1,2}\.\d{1,3})")
 
+
+def _cue_candidates(lines: list[str]):
+    """((start, end, text) as webvtt-py writes them, the cue's text lines) of each block that may be a cue."""
+    for start, stop in _blocks(lines):
+        heads = [lines[i].rstrip("\r\n") for i in range(start, min(start + 2, stop))]
+        timing = 0 if "-->" in heads[0] else 1 if len(heads) > 1 and "-->" in heads[1] else None
+        match = _TIMINGS.match(heads[timing]) if timing is not None else None
+        if match is None:
+            continue
+        try:
+            caption = webvtt.Caption(match.group(1), match.group(2))
+        except MalformedCaptionError:
+            continue
+        first = start + timing + 1
+        text = "\n".join(lines[i].rstrip("\r\n") for i in range(first, stop))
+        eol = lines[start + timing][len(heads[timing]):] or "\n"
+        yield (caption.start, caption.end, text), CueLines(range(first, stop), eol)
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """The (start, stop) line ranges of the file's blocks as webvtt-py (and the WebVTT parsing rules)
+    cut them: a block ends at an empty line (a line of spaces belongs to it), and a line with "-->" that
+    cannot be the current block's timings starts a new one; the header is the first block."""
+    spans: list[tuple[int, int]] = []
+    start, header = None, True
+    for i, line in enumerate(lines + [""]):
+        content = line.rstrip("\r\n")
+        arrow_starts = (start is not None and "-->" in content
+                        and (header or i - start > 1 or "-->" in lines[start]))
+        if not content or arrow_starts:
+            if start is not None:
+                spans.append((start, i))
+                start, header = None, False
+        if content and start is None:
+            start = i
+    return spans[1:] if spans and lines and lines[0].startswith("WEBVTT") else spans
