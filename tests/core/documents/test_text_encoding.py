@@ -99,3 +99,13 @@ def test_undeclared_legacy_encodings_are_detected():
 def test_binary_is_still_refused():
     with pytest.raises(DocumentError, match="bin.txt is not a text file"):
         decode_text(b"PNG\x00\x01\x02 text", "bin.txt")
+
+
+def test_declarations_in_comments_are_skipped_in_linear_time():
+    from limits import measured_work
+
+    page = b'<html><head><!-- <meta charset="koi8-r"> --><meta charset="windows-1251"></head><body>x</body></html>'
+    assert decode_html(page, "page.html").codec == "cp1251"
+    hostile = b"<html><head>" + b"<!--" * 50_000  # unclosed comments: 61 s of CPU with a lazy .*?--> scan
+    with measured_work(cpu_s=5, what="reading the head of a page of unclosed comments"):
+        assert decode_html(hostile, "comments.html").codec == "utf-8"
