@@ -29,7 +29,7 @@ BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _COMMENT = re.compile(rb"<!--(?:.*?-->|.*)", re.DOTALL)  # an unclosed comment runs to the end: linear time
-_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_META = re.compile(rb"<meta\b[^>]*(?:>|\Z)", re.IGNORECASE)  # an unclosed tag runs to the end: linear
 _CHARSET = re.compile(rb"""charset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]+)""", re.IGNORECASE)
 _HTTP_EQUIV = re.compile(rb"""http-equiv\s*=\s*["']?\s*content-type""", re.IGNORECASE)
 _CHARSET_ATTR = re.compile(rb"""\bcharset\s*=""", re.IGNORECASE)
