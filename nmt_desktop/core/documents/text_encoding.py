@@ -8,8 +8,8 @@ is re-detected rather than decoded to U+FFFD. The detector is charset-normalizer
 in front of it: Latin text that windows-1252 reads cleanly (accented letters inside ordinary words,
 typographic quotes and dashes) is windows-1252, the default of browsers and Windows editors in the West,
 because on short texts charset-normalizer often names a sibling code page (cp1257, cp1006) that reads
-"Naïve" or "café" wrongly. Text is written back in the encoding it was read in, with its BOM. It sits beside formats/ (as
-format_table.py does) because safety.py, which formats/ imports, decodes text files with it too.
+"Naïve" or "café" wrongly. Text is written back in the encoding it was read in, with its BOM. The module
+sits beside formats/ (as format_table.py does) because safety.py, which formats/ imports, uses it too.
 """
 
 from __future__ import annotations
@@ -140,10 +140,13 @@ def _by_bom(data: bytes) -> TextEncoding | None:
 
 
 def _as_browsers_read(codec: str, data: bytes) -> str:
-    """Browsers read a page labelled ISO-8859-1 or ASCII as windows-1252 (WHATWG Encoding): it matters
-    only for the bytes 0x80-0x9F, so only then is the label overruled."""
+    """Browsers read a page labelled ISO-8859-1 or ASCII as windows-1252 (WHATWG Encoding; it matters
+    only for the bytes 0x80-0x9F, so only then is the label overruled), and a <meta> naming UTF-16 or
+    UTF-32 in a page whose bytes it could be read from (so not UTF-16) as UTF-8."""
     if codec in ("latin-1", "iso8859-1", "ascii") and re.search(rb"[\x80-\x9f]", data):
         return "cp1252"
+    if codec.startswith(("utf-16", "utf-32")):
+        return "utf-8"
     return codec
 
 

@@ -112,3 +112,8 @@ def test_declarations_in_comments_are_skipped_in_linear_time():
     unclosed = b"<html><head>" + b"<meta " * 100_000  # unclosed tags: 40 s of CPU with <meta[^>]*>
     with measured_work(cpu_s=5, what="reading the head of a page of unclosed meta tags"):
         assert decode_html(unclosed, "metas.html").codec == "utf-8"
+
+
+def test_a_meta_naming_utf16_in_an_ascii_page_means_utf8():
+    page = '<html><head><meta charset="utf-16"></head><body><p>café</p></body></html>'.encode()
+    assert decode_html(page, "page.html").codec == "utf-8"
