@@ -4,7 +4,11 @@ Libraries that read documents (python-docx, python-pptx, lxml) trust their input
 or memory, an XML entity bomb ("billion laughs") or external entity (XXE) expands or leaks, and deeply
 nested elements exhaust the stack. `check_file` looks at a file with bounded work (declared zip sizes,
 one streaming parse per XML part that never expands entities) and raises `DocumentError` in one sentence
-naming the file, so no adapter ever sees such a file and nothing is written.
+naming the file and saying what is wrong (encrypted with a password, truncated, malformed, a bomb), so no
+adapter ever sees such a file and nothing is written. Only what is really wrong is refused: every member
+counts for a bomb, but only the members the format's adapter parses (`PARSED_PARTS`) are parsed here, so
+a junk or empty member nobody reads (LibreOffice's Configurations2/accelerator/current.xml, __MACOSX
+leftovers in an EPUB) is copied as it is; text is read in its own encoding (text_encoding.py).
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ MAX_STRUCTURE = 20_000_000  # a package's own lists (relationships, container, m
 # one by flattening silently), so the limit sits just below it: every parse here and in the adapters
 # stays bounded, and a deeper document is refused rather than read wrongly.
 MAX_DEPTH = 255
-XML_SUFFIXES = (".xml", ".rels", ".xhtml", ".opf", ".ncx", ".svg")
 HTML_SUFFIXES = (".html", ".htm")
 _CHUNK = 1 << 20
 
