@@ -172,6 +172,11 @@ at the station?</i>
 -It is late.
 -Not that late.
 
+4
+00:00:10,000 --> 00:00:12,000
+Who is there?
+- Only me.
+
 """
 
 
@@ -179,7 +184,8 @@ def test_speaker_dashes_are_kept_a_turn_per_line(tmp_path):
     """Issue 42: the dashes of 128 of 128 two-speaker cues were dropped (the turns joined into one block)."""
     document = open_document(write(tmp_path, "dialogue.srt", DIALOGUE))
     assert [b.text for b in document.blocks] == [
-        "Where are you going?", "Home.", "Did you see it at the station?", "No.", "It is late.", "Not that late."]
+        "Where are you going?", "Home.", "Did you see it at the station?", "No.", "It is late.", "Not that late.",
+        "Who is there?", "Only me."]
     assert document.blocks[1].where == "cue 1 (00:00:01,000), speaker 2"
     assert document.blocks[2].runs[0].style == document.blocks[3].runs[0].style == (("i", "<i>"),)
     out = tmp_path / "out.srt"
@@ -187,7 +193,7 @@ def test_speaker_dashes_are_kept_a_turn_per_line(tmp_path):
     after = [sub.content.split("\n") for sub in srt.parse(out.read_text(encoding="utf-8"))]
     assert after == [["- ÜT WHERE ARE YOU GOING?", "- ÜT HOME."],
                      ["- <i>ÜT DID YOU SEE IT AT THE STATION?</i>", "- <i>ÜT NO.</i>"],
-                     ["-ÜT IT IS LATE.", "-ÜT NOT THAT LATE."]]
+                     ["-ÜT IT IS LATE.", "-ÜT NOT THAT LATE."], ["ÜT WHO IS THERE?", "- ÜT ONLY ME."]]
     document.save(out, [untranslated(b) for b in document.blocks])
     assert out.read_bytes() == DIALOGUE.encode()
 

@@ -183,7 +183,7 @@ def read_cue(text: str, where: str, unescape: bool = False) -> Cue:
     lines = text.splitlines() or [""]
     turns: list[tuple[str, list[str]]] = []
     for line in lines:
-        dash = _DASH.match(line.strip()) if turns or _DASH.match(lines[0].strip()) else None
+        dash = _DASH.match(line.strip())  # a turn starts at a dash, the first one also without
         if dash:
             turns.append((dash.group(2), [dash.group(1) + line.strip()[dash.end():]]))
         elif turns:
