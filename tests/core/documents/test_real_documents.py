@@ -29,10 +29,6 @@ with open(CORPUS / "SOURCES.tsv", newline="", encoding="utf-8") as _f:
 
 # file -> the bug that makes it fail today, in one sentence. Delete the line when the test XPASSes.
 KNOWN_BUGS: dict[str, str] = {
-    "daw-SRT-BOM-CRLF-ExtendedChars.srt": "a cue framed by decorative dashes ('- Author -', '-- www --') is taken for "
-                                          "two speakers and gains a speaker dash",
-    "daw-SRT-ExtendedChars.utf16le-bom.srt": "a cue framed by decorative dashes ('- Author -', '-- www --') is taken "
-                                             "for two speakers and gains a speaker dash",
     "fastapi-README.md": "raw inline HTML tags (<em>, <dfn>) move as runs of their own, so a reordered sentence gets "
                          "'</dfn>...<dfn>' and loses the strong/emphasis around them",
     "poi-WithVariousData.xlsx": "worksheet headers and footers (headerFooter) are not translated",

@@ -263,3 +263,22 @@ def test_vtt_cues_are_found_where_webvtt_py_reads_them(tmp_path):
         after = webvtt.from_string(out.read_text(encoding="utf-8")).captions
         assert [(c.start, c.end) for c in after] == [(c.start, c.end) for c in captions]
         assert all(c.raw_text.startswith(MARK) for c in after), [c.raw_text for c in after]
+
+
+def test_dashes_that_frame_a_line_are_no_speakers_and_no_line_starts_with_one(tmp_path):
+    """A credit framed by dashes ('- Author -' / '-- www --', as subtitle tools write it) is one text, and a
+    re-wrapped line never starts with a dash (it would read as a new speaker); an interrupted speaker
+    ('- But I -') still is one."""
+    text = ("1\n00:00:01,000 --> 00:00:02,000\n- <font color=\"#D81D1D\">Subtitles Author</font> -\n"
+            "-- <font color=\"#138CE7\">www.example.com</font> --\n\n"
+            "2\n00:00:03,000 --> 00:00:04,000\n- But I thought -\n- No!\n")
+    document = open_document(write(tmp_path, "credits.srt", text))
+    assert [b.text for b in document.blocks] == ["Subtitles Author", "www.example.com", "But I thought -", "No!"]
+    out = tmp_path / "out.srt"
+    document.save(out, fake_translate_all(document.blocks))
+    first, second = (sub.content.split("\n") for sub in srt.parse(out.read_text(encoding="utf-8")))
+    assert first == ['- <font color="#D81D1D">ÜT SUBTITLES AUTHOR</font> -',
+                     '-- <font color="#138CE7">ÜT WWW.EXAMPLE.COM</font> --'], first
+    assert [visible(line)[:2] for line in second] == ["- ", "- "], second
+    assert wrap("Ein Satz, der lang genug ist, um umbrochen zu werden - und dann -- noch mehr") == [
+        "Ein Satz, der lang genug ist, um umbrochen", "zu werden - und dann -- noch mehr"]

@@ -127,7 +127,8 @@ def wrap(markup: str, width: int = LINE_WIDTH, lines: int = MAX_LINES) -> list[s
     text, where = _visible(markup)
     if len(text.strip()) <= width:
         return [markup]
-    spaces = [i for i, char in enumerate(text) if char == " " and text[:i].strip() and text[i + 1:].strip()]
+    spaces = [i for i, char in enumerate(text)  # a line never starts with a dash: it reads as a new speaker
+              if char == " " and text[:i].strip() and text[i + 1:].strip() and text[i + 1] not in DASHES]
     if not spaces:
         return [markup]
     longest = max(len(word) for word in text.split())
@@ -167,34 +168,43 @@ def _balanced_cuts(text: str, spaces: list[int], count: int, width: int) -> list
     return [bounds[i] for i in chosen]
 
 
-_DASH = re.compile(r"^((?:<[^>]*>)*)([-\u2010\u2013\u2014](?![-\d])\s*)")
+DASHES = "-\u2010\u2013\u2014"
+_DASH = re.compile(rf"^((?:<[^>]*>)*)([{DASHES}](?![-\d])\s*)")
+_FRAMED = re.compile(rf"((?:<[^>]*>)*[{DASHES}]+\s+)(.*?)(\s+[{DASHES}]+(?:<[^>]*>)*)")  # "- Author -"
 
 
 @dataclass(frozen=True)
 class Cue:
     """A cue's text as blocks: one per speaker turn of a dialogue cue ("- Hi.\n- Hello."), each with its
-    speaker dash as written, so the dashes survive translation; a cue without dashes is one block."""
-    dashes: list[str]
+    speaker dash as written, so the dashes survive translation; one per line of a credit framed by dashes
+    ("- Author -"), the frame kept around it; else one block."""
+    dashes: list[str]  # what stands before each block's text: its speaker dash or frame, or ""
     blocks: list[Block]
     original: list[str]  # the cue's text lines as they were
+    ends: list[str] = field(default_factory=list)  # what stands after each block's text: a frame's dashes
 
 
 def read_cue(text: str, where: str, unescape: bool = False) -> Cue:
     lines = text.splitlines() or [""]
-    turns: list[tuple[str, list[str]]] = []
-    for line in lines:
+    turns: list[tuple[str, list[str], str]] = []
+    # "- Subtitles by -" / "-- www.site.com --": every line framed by dashes is decoration, not speakers (an
+    # interrupted speaker's "- But I -" ends with one too, but the other speaker's line does not)
+    frames = [_FRAMED.fullmatch(line.strip()) for line in lines if line.strip()]
+    if frames and all(frames):
+        turns = [(frame.group(1), [frame.group(2)], frame.group(3)) for frame in frames]
+    for line in lines if not turns else ():
         dash = _DASH.match(line.strip())  # a turn starts at a dash, the first one also without
         if dash:
-            turns.append((dash.group(2), [dash.group(1) + line.strip()[dash.end():]]))
+            turns.append((dash.group(2), [dash.group(1) + line.strip()[dash.end():]], ""))
         elif turns:
             turns[-1][1].append(line)
         else:
-            turns.append(("", [line]))
+            turns.append(("", [line], ""))
     chain: list[tuple[str, str]] = []
     blocks = [Block(cue_runs("\n".join(body), unescape, chain),
                     where=where if len(turns) == 1 else f"{where}, speaker {number}")
-              for number, (_, body) in enumerate(turns, 1)]
-    return Cue([dash for dash, _ in turns], blocks, lines)
+              for number, (_, body, _) in enumerate(turns, 1)]
+    return Cue([dash for dash, _, _ in turns], blocks, lines, [end for _, _, end in turns])
 
 
 def cue_lines(cue: Cue, translated: Sequence[TranslatedBlock],
@@ -210,9 +220,10 @@ def cue_lines(cue: Cue, translated: Sequence[TranslatedBlock],
     if cue.dashes == [""]:
         return wrap(markup(cue.blocks[0], translated[0]), width, max(MAX_LINES, len(cue.original)))
     lines: list[str] = []
-    for dash, block, runs in zip(cue.dashes, cue.blocks, translated):
-        turn = wrap(markup(block, runs), width - len(dash), 1) or [""]
-        lines += [dash + turn[0], *turn[1:]]
+    for dash, block, runs, end in zip(cue.dashes, cue.blocks, translated, cue.ends):
+        turn = wrap(markup(block, runs), width - len(dash) - len(end), 1) or [""]
+        turn = [dash + turn[0], *turn[1:]]
+        lines += [*turn[:-1], turn[-1] + end]
     return lines
 
 
