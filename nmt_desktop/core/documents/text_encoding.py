@@ -56,29 +56,27 @@ class TextEncoding:
         try:
             return self.bom + text.encode(self.codec)
         except UnicodeEncodeError:
-            return self.bom + text.encode(self.codec, errors="nmt-nearest")
+            nearest: dict[str, str] = {}
+            for char in set(text):
+                try:
+                    char.encode(self.codec)
+                except UnicodeEncodeError:
+                    nearest[char] = self._nearest(char)
+            return self.bom + "".join(nearest.get(char, char) for char in text).encode(self.codec)
+
+    def _nearest(self, char: str) -> str:
+        plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+        try:
+            plain.encode(self.codec)
+        except UnicodeEncodeError:
+            return "?"
+        return plain or "?"
 
 
 @dataclass(frozen=True)
 class DecodedText:
     text: str
     encoding: TextEncoding
-
-
-def _nearest(error: UnicodeError) -> tuple[str, int]:
-    assert isinstance(error, UnicodeEncodeError)
-    out = []
-    for char in error.object[error.start:error.end]:
-        plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
-        try:
-            plain.encode(error.encoding)
-            out.append(plain or "?")
-        except UnicodeEncodeError:
-            out.append("?")
-    return "".join(out), error.end
-
-
-codecs.register_error("nmt-nearest", _nearest)
 
 
 def decode_text(data: bytes, name: str) -> DecodedText:

@@ -58,6 +58,8 @@ def test_windows_1252_text_is_read_and_written_back_in_it(tmp_path, suffix):
 def test_a_character_the_source_encoding_lacks_is_written_as_its_nearest():
     encoding = TextEncoding("cp1252", how="detected")
     assert encoding.encode("x ≥ 1 → “ok” ﬁ") == "x ? 1 ? “ok” fi".encode("cp1252")
+    # a character whose decomposition Latin-1 holds but the code page does not ("ß" in KOI8-R)
+    assert TextEncoding("koi8_r").encode("Straße ﬁ Äpfel") == "Stra?e fi Apfel".encode("koi8_r")
 
 
 def test_html_declaration_after_the_first_1024_bytes(tmp_path):
