@@ -13,7 +13,7 @@ from PIL import Image
 from pptx.oxml import parse_xml
 from pptx.util import Inches
 
-from nmt_desktop.core.documents.blocks import DocumentError, untranslated
+from nmt_desktop.core.documents.blocks import DocumentError, TranslatedRun, untranslated
 from nmt_desktop.core.documents.formats import pptx as pptx_format
 from tests.core.documents.fake_translation import MARK, fake_translate_all
 
@@ -151,3 +151,76 @@ def test_a_zip_that_is_not_a_presentation_is_refused(tmp_path: Path) -> None:
         archive.writestr("hello.txt", "not a presentation")
     with pytest.raises(DocumentError, match="broken.pptx cannot be read as a PowerPoint presentation"):
         pptx_format.open_document(path)
+
+
+def _rewritten(path: Path, out: Path, edits: dict[str, bytes]) -> Path:
+    """A copy of a package with some members replaced (as PowerPoint writes what python-pptx cannot)."""
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info, edits.get(info.filename, zin.read(info)))
+    return out
+
+
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+HYPERLINK = f"{R}/hyperlink"
+
+
+@pytest.fixture
+def footnoted(tmp_path: Path) -> Path:
+    """A slide as PowerPoint writes one pasted from Word: a superscript footnote marker linked to an
+    internal target ('#_ftn1'), the relationship python-pptx dropped on save."""
+    prs = pptx.Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "Findings"
+    box = slide.shapes.add_textbox(Inches(1), Inches(2), Inches(6), Inches(1)).text_frame.paragraphs[0]
+    box.add_run().text = "Sales grew in the north"
+    box.add_run().text = "1"
+    prs.save(str(tmp_path / "plain.pptx"))
+    parts = _parts(tmp_path / "plain.pptx")
+    slide_xml = parts["ppt/slides/slide1.xml"].replace(
+        b"<a:r><a:t>1</a:t>",
+        f'<a:r><a:rPr lang="en-US" baseline="30000" dirty="0"><a:hlinkClick xmlns:r="{R}" r:id="rId9"/>'
+        f'</a:rPr><a:t>1</a:t>'.encode())
+    assert slide_xml != parts["ppt/slides/slide1.xml"]
+    rels = parts["ppt/slides/_rels/slide1.xml.rels"].replace(
+        b"</Relationships>", f'<Relationship Id="rId9" Type="{HYPERLINK}" Target="#_ftn1"/></Relationships>'.encode())
+    return _rewritten(tmp_path / "plain.pptx", tmp_path / "footnoted.pptx",
+                      {"ppt/slides/slide1.xml": slide_xml, "ppt/slides/_rels/slide1.xml.rels": rels})
+
+
+def test_an_internal_hyperlink_keeps_its_relationship_and_every_other_member(footnoted: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(footnoted)
+    out = tmp_path / "out.pptx"
+    document.save(out, fake_translate_all(document.blocks))
+    old, new = _parts(footnoted), _parts(out)
+    with zipfile.ZipFile(footnoted) as zin, zipfile.ZipFile(out) as zout:
+        assert [(i.filename, i.compress_type) for i in zin.infolist()] == \
+               [(i.filename, i.compress_type) for i in zout.infolist()]
+    changed = {name for name in old if old[name] != new[name]}
+    assert changed == {"ppt/slides/slide1.xml"}
+    rels = etree.fromstring(new["ppt/slides/_rels/slide1.xml.rels"])
+    ids = {rel.get("Id") for rel in rels}
+    clicks = [c.get(f"{{{R}}}id") for c in etree.fromstring(new["ppt/slides/slide1.xml"]).iter(a("hlinkClick"))]
+    assert clicks == ["rId9"] and set(clicks) <= ids
+
+
+def test_an_untranslated_save_is_the_source_member_for_member(footnoted: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(footnoted)
+    out = tmp_path / "same.pptx"
+    document.save(out, [untranslated(block) for block in document.blocks])
+    assert _parts(out) == _parts(footnoted)
+
+
+def test_a_superscript_link_the_alignment_left_empty_keeps_its_marker(footnoted: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(footnoted)
+    block = next(b for b in document.blocks if b.text.startswith("Sales"))
+    marker = next(i for i, r in enumerate(block.runs) if r.text == "1")
+    assert block.runs[marker].style[:2] == ("link", "#_ftn1")
+    translated = [untranslated(b) if b is not block else
+                  [TranslatedRun(0, "Der Umsatz wuchs im Norden"), TranslatedRun(marker, "")]
+                  for b in document.blocks]
+    out = tmp_path / "out.pptx"
+    document.save(out, translated)
+    runs = list(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("r")))
+    marked = [r for r in runs if r.find(f"{a('rPr')}/{a('hlinkClick')}") is not None]
+    assert [r.findtext(a("t")) for r in marked] == ["1"]

@@ -37,10 +37,6 @@ KNOWN_BUGS: dict[str, str] = {
     "tika-testEXCEL_textbox.xlsx": "text boxes (DrawingML shapes in xl/drawings/) are not translated",
     "poi-drawing.docx": "runs set in Times New Roman in a paragraph style whose font is monospace (Word's 'HTML "
                         "Preformatted') are taken for code and left untranslated",
-    "poi-with_japanese.pptx": "python-pptx drops hyperlink relationships with an internal target ('#_ftn1') on save, "
-                              "leaving a:hlinkClick r:ids without a relationship",
-    "tika-testPPT_various.pptx": "python-pptx drops hyperlink relationships with an internal target ('#_ftn1') on "
-                                 "save, leaving a:hlinkClick r:ids without a relationship",
     "tika-resume.html": "a <span> that starts and ends with <br><br> is split into two spans when its runs are "
                         "reordered",
     "tika-testHTMLNoisyMetaEncoding_1.html": "a Word-exported page with <o:p> tags crashes (ValueError: Invalid tag "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import TranslatedRun
+from nmt_desktop.core.documents.blocks import Block, TranslatedBlock, TranslatedRun
 
 # Substrings of font names that mark inline code (Consolas, Courier New, Fira Code, DejaVu Sans Mono...).
 MONOSPACE_HINTS = ("consolas", "courier", "mono", "menlo", "monaco", "lucida console", " code")
@@ -87,6 +87,15 @@ def write_runs(slots: Sequence[RunSlot], translated: Sequence[TranslatedRun],
         if len(members) > 1:
             permute([slots[i].run for i in members], [members.index(i) for i in order if unit_of[i] == u])
     return True
+
+
+def never_emptied(block: Block, translated: Sequence[TranslatedRun], marked: Sequence[bool]) -> TranslatedBlock:
+    """The translation with each marked run (a superscript or subscript, a footnote marker, a link, a
+    tracked insertion) that came back empty given its source text: the alignment found no words for it,
+    and an emptied marker or link would vanish from the page while its element stays behind empty."""
+    return [TranslatedRun(t.index, block.runs[t.index].text)
+            if marked[t.index] and not t.text.strip() and block.runs[t.index].text.strip() else t
+            for t in translated]
 
 
 CORE_PROPERTY_LIMIT = 255  # python-docx and python-pptx refuse longer core properties (title, subject)
