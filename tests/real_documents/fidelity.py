@@ -35,6 +35,9 @@ PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 XLINK = "http://www.w3.org/1999/xlink"
 HYPERLINK_REL = R + "/hyperlink"
+# what a right refusal names (SOURCES.tsv's `expect`): an encrypted file is called encrypted, not "not a zip archive"
+REFUSAL_REASONS = {"refuse-encrypted": r"encrypt|password",
+                   "refuse-malformed": r"truncated|damaged|not a zip|malformed|not well-formed|corrupt|cannot be read"}
 MIN_WORDS = 3  # a segment of fewer words (a name, a number, "OK") may rightly stay as it is
 SUBTITLE_LINE = 42  # the usual subtitle line limit; a longer source line sets the file's own
 
@@ -329,8 +332,8 @@ def _odt(path: Path) -> Snapshot:
             part.elements[t.split("}")[1]] = sum(1 for _ in root.iter(t))
         for a in root.iter(f"{{{TEXT}}}a"):
             part.links[a.get(f"{{{XLINK}}}href", "")] += 1
-        fields = {f"{{{TEXT}}}{t}" for t in ("page-number", "date", "time", "user-field-get", "sequence", "note-citation",
-                                             "bookmark-ref", "page-count")}
+        fields = {f"{{{TEXT}}}{t}" for t in ("page-number", "date", "time", "user-field-get", "sequence",
+                                             "note-citation", "bookmark-ref", "page-count")}
         part.texts = _segments(root, ODF_PARAS, fields)
         parts[name] = part
     for name, data in members.items():

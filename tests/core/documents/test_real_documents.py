@@ -14,6 +14,7 @@ test XPASS and deletes the line.
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ import pytest
 from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.formats import open_document
 from tests.core.documents.fake_translation import fake_translate_all
-from tests.real_documents.fidelity import compare
+from tests.real_documents.fidelity import REFUSAL_REASONS, compare
 
 CORPUS = Path(__file__).parents[2] / "real_documents"
 with open(CORPUS / "SOURCES.tsv", newline="", encoding="utf-8") as _f:
@@ -55,7 +56,7 @@ def test_the_corpus_is_what_sources_lists():
     files = {p.name for p in (CORPUS / "files").iterdir()}
     assert files == set(SOURCES), (files ^ set(SOURCES))
     assert set(KNOWN_BUGS) <= files
-    assert {row["expect"] for row in SOURCES.values()} <= {"translate", "refuse-encrypted", "refuse-malformed"}
+    assert {row["expect"] for row in SOURCES.values()} <= {"translate", *REFUSAL_REASONS}
 
 
 def test_the_check_sees_untranslated_text_and_a_lost_link(tmp_path):
@@ -85,6 +86,7 @@ def test_real_document(name, tmp_path):
             open_document(source)
         message = str(refused.value)
         assert name in message and "\n" not in message, message
+        assert re.search(REFUSAL_REASONS[SOURCES[name]["expect"]], message.replace(name, ""), re.I), message
         return
     document = open_document(source)
     output = tmp_path / name
