@@ -205,6 +205,85 @@ def test_a_zip_that_is_not_a_workbook_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "broken.xlsx"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("hello.txt", "not a workbook")
-    with pytest.raises(DocumentError, match=r"^broken.xlsx is not a valid Excel workbook: it has no "
+    with pytest.raises(DocumentError, match=r"^broken.xlsx cannot be read as an Excel workbook: it has no "
                                             r"xl/workbook.xml$"):
         xlsx_format.open_document(path)
+
+
+CORPUS = Path(__file__).parents[2] / "real_documents" / "files"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _text_of(path: Path, name: str) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(name)
+
+
+@pytest.fixture
+def broken_lines(tmp_path: Path) -> Path:
+    """Cells with line breaks typed with Alt+Enter, and a superscript footnote marker in rich text."""
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet["A1"] = "First line\nSecond line"
+    sheet["A2"] = CellRichText(["Sales grew", TextBlock(InlineFont(vertAlign="superscript"), "1")])
+    sheet.oddHeader.center.text = "Quarterly report"
+    sheet.oddFooter.left.text = "Confidential"
+    sheet.oddFooter.right.text = "Page &P of &N"
+    path = tmp_path / "lines.xlsx"
+    workbook.save(path)
+    _share_strings(path)
+    return path
+
+
+def test_a_line_break_in_a_cell_is_a_run_of_its_own_and_comes_back(broken_lines: Path, tmp_path: Path) -> None:
+    document = xlsx_format.open_document(broken_lines)
+    block = next(b for b in document.blocks if b.text.startswith("First"))
+    assert [(r.text, r.verbatim) for r in block.runs] == [("First line", False), ("\n", True),
+                                                          ("Second line", False)]
+    out = tmp_path / "out.xlsx"
+    document.save(out, fake_translate_all(document.blocks))
+    assert _cells(out)[("Sheet", "A1")] == ("s", f"{MARK}SECOND LINE\n{MARK}FIRST LINE")
+    table = etree.fromstring(_text_of(out, SHARED))
+    cell = next(t for t in table.iter(f"{{{MAIN}}}t") if "\n" in (t.text or ""))
+    assert cell.get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
+
+
+def test_a_superscript_the_alignment_left_empty_keeps_its_text(broken_lines: Path, tmp_path: Path) -> None:
+    document = xlsx_format.open_document(broken_lines)
+    block = next(b for b in document.blocks if b.text.startswith("Sales"))
+    translated = [[TranslatedRun(0, "Der Umsatz wuchs"), TranslatedRun(1, "")] if b is block else untranslated(b)
+                  for b in document.blocks]
+    out = tmp_path / "out.xlsx"
+    document.save(out, translated)
+    value = _cells(out)[("Sheet", "A2")][1]
+    assert [(str(part), getattr(part, "font", None) and part.font.vertAlign) for part in value] == \
+           [("Der Umsatz wuchs", None), ("1", "superscript")]
+
+
+def test_headers_and_footers_are_translated_with_their_codes_kept(broken_lines: Path, tmp_path: Path) -> None:
+    document = xlsx_format.open_document(broken_lines)
+    footer = next(b for b in document.blocks if b.text.startswith("Page"))
+    assert footer.where == "Sheet oddFooter, right"
+    assert [(r.text, r.verbatim) for r in footer.runs] == [("Page ", False), ("&P", True), (" of ", False),
+                                                           ("&N", True)]
+    out = tmp_path / "out.xlsx"
+    document.save(out, fake_translate_all(document.blocks, reverse=False))
+    sheet = openpyxl.load_workbook(out).active
+    assert sheet.oddHeader.center.text == f"{MARK}QUARTERLY REPORT"
+    assert sheet.oddFooter.left.text == f"{MARK}CONFIDENTIAL"
+    assert sheet.oddFooter.right.text == f"{MARK}PAGE &P{MARK} OF &N"
+
+
+def test_a_text_box_of_a_real_workbook_is_translated_and_nothing_else_changes(tmp_path: Path) -> None:
+    source = CORPUS / "tika-testEXCEL_textbox.xlsx"
+    document = xlsx_format.open_document(source)
+    box = next(b for b in document.blocks if "drawing" in b.where)
+    assert box.text == "this is some autoshape text"
+    out = tmp_path / "out.xlsx"
+    document.save(out, fake_translate_all(document.blocks))
+    drawing = etree.fromstring(_text_of(out, "xl/drawings/drawing1.xml"))
+    assert [t.text for t in drawing.iter(f"{{{A}}}t")] == [f"{MARK} SOME AUTOSHAPE TEXT", f"{MARK}THIS IS"]
+    old, new = _members(source), _members(out)
+    assert [(n, c) for n, c, _ in old] == [(n, c) for n, c, _ in new]
+    changed = {n for (n, _, data), (_, _, after) in zip(old, new) if data != after}
+    assert changed <= {"xl/drawings/drawing1.xml", SHARED, "docProps/core.xml"}, changed

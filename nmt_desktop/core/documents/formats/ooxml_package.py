@@ -15,8 +15,9 @@ from pathlib import Path
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import DocumentError
-from nmt_desktop.core.documents.formats.xml_parts import parse_xml, read_zip, serialise_xml, write_zip
+from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
+from nmt_desktop.core.documents.formats.ooxml_runs import clipped_property
+from nmt_desktop.core.documents.formats.xml_parts import Slot, parse_xml, read_zip, serialise_xml, write_zip
 
 RELATIONSHIP = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -93,11 +94,14 @@ class Package:
         """The members a part's relationships of type `.../kind` point to, in the rels' order."""
         return [r.target for r in self.rels(part).values() if r.is_kind(kind) and r.target is not None]
 
-    def main_part(self) -> str:
+    def main_part(self, default: str) -> str:
+        """The officeDocument part the package's rels name, else `default` (a package without rels)."""
         found = self.related("", "officeDocument")
-        if not found:
-            raise self.refuse("it has no main document part")
-        return found[0]
+        if found:
+            return found[0]
+        if default not in self.members:
+            raise self.refuse(f"it has no {default}")
+        return default
 
     def core_properties(self) -> etree._Element | None:
         found = self.related("", "core-properties")
@@ -110,3 +114,16 @@ class Package:
 
     def save(self, target: Path) -> None:
         write_zip(self.path, target, self.changed())
+
+
+def core_slots(package: Package, label: str) -> list[Slot]:
+    """The title and subject of docProps/core.xml, clipped as Office's 255-character limit wants."""
+    core = package.core_properties()
+    slots = []
+    for name in ("title", "subject"):
+        el = core.find(f"{{{DC}}}{name}") if core is not None else None
+        if el is not None and (el.text or "").strip():
+            def write(t: TranslatedBlock, el: etree._Element = el) -> None:
+                el.text = clipped_property("".join(r.text for r in t))
+            slots.append(Slot(Block([Run(el.text)], f"{label} {name}"), write, order=0))
+    return slots

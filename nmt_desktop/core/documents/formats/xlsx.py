@@ -1,19 +1,24 @@
-"""Excel workbooks (.xlsx): the text of string cells, edited with lxml inside the zip; every other member
-is copied byte-identical.
+"""Excel workbooks (.xlsx): the text of string cells, text boxes and printed headers and footers, edited
+with lxml inside the zip (ooxml_package.py); every other member is copied byte-identical.
 
 Not openpyxl: it reads a workbook into its own model and writes a whole new package from that model on
 save, so whatever it does not model (shapes, text boxes, form controls, some chart, drawing and data
 validation details, extension lists) is changed or lost. Here only the parts that hold the text are
-parsed and re-serialised: the shared strings (xl/sharedStrings.xml), the worksheets that hold inline
-strings, and docProps/core.xml (title, subject); images, drawings, charts, styles and every other
-worksheet are copied as they were, in their order and with their compression.
+parsed, and only those whose text changed are re-serialised: the shared strings (xl/sharedStrings.xml),
+the worksheets (inline strings, headers and footers), the drawings with text boxes (xl/drawings/) and
+docProps/core.xml (title, subject); images, charts, styles and every other member are copied as they
+were, in their order and with their compression.
 
-Blocks, in order: the workbook's title and subject, then the string cells of the worksheets in the
-workbook's sheet order, row by row. A shared string (`<si>`) is one block, named after the first cell
-that uses it: a text in several cells is translated once and every one of them shows the translation.
-An inline string (`<c t="inlineStr"><is>`) is a block of its own; shared strings that no cell uses come
-last ("shared string N"). A plain `<t>` is one run; rich text is one run per `<r>`, styled by its
-serialised `<rPr>` (a monospace font is verbatim); phonetic guides (`<rPh>`) are not text. Formulas
+Blocks, in order: the workbook's title and subject, then per worksheet in the workbook's sheet order its
+string cells row by row, its headers and footers (sheet_header.py: a block per &L/&C/&R section, codes
+verbatim) and its drawings' text boxes (drawingml_text.py, as in PowerPoint). A shared string (`<si>`)
+is one block, named after the first cell that uses it: a text in several cells is translated once and
+every one of them shows the translation. An inline string (`<c t="inlineStr"><is>`) is a block of its
+own; shared strings that no cell uses come last ("shared string N"). A plain `<t>` is one run; rich text
+is one run per `<r>`, styled by its serialised `<rPr>` (a monospace font is verbatim); a line break in a
+cell ("\n" in a `<t>`, Alt+Enter) is a verbatim run of its own, so it stays between the words around it,
+and a `<t>` holding one keeps xml:space="preserve"; a superscript or subscript run the translation leaves
+empty keeps its source text; phonetic guides (`<rPh>`) are not text. Formulas
 (`<f>`), their cached results, numbers, dates and booleans are not text and stay as they are; a
 translation that starts with "=" is still a string, not a formula. Sheet names are not translated
 because formulas refer to them by name. Excel's `_xHHHH_` escapes are read as the characters they stand
@@ -29,29 +34,15 @@ from pathlib import Path
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
-from nmt_desktop.core.documents.formats.ooxml_runs import (
-    RunSlot,
-    is_monospace,
-    style_key,
-    write_runs,
-)
-from nmt_desktop.core.documents.formats.xml_parts import (
-    Loaded,
-    Slot,
-    SlotDocument,
-    member,
-    parse_xml,
-    read_zip,
-    serialise_xml,
-    text_slot,
-    write_zip,
-)
+from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock
+from nmt_desktop.core.documents.formats.drawingml_text import paragraph_slots
+from nmt_desktop.core.documents.formats.ooxml_package import Package, Relationship, core_slots
+from nmt_desktop.core.documents.formats.ooxml_runs import is_monospace, never_emptied, permute, style_key
+from nmt_desktop.core.documents.formats.sheet_header import header_footer_slots
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument
 
-WHAT = "Excel workbook"
-DC = "http://purl.org/dc/elements/1.1/"
+WHAT = "an Excel workbook"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
-RELATIONSHIP = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 
 _ESCAPED = re.compile(r"_x([0-9A-Fa-f]{4})_")
 _LOOKS_ESCAPED = re.compile(r"_(?=x(?![dD][89a-fA-F])[0-9A-Fa-f]{4}_)")  # a literal "_x0041_" in a text
@@ -71,28 +62,7 @@ def _escape(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"_x{ord(m.group()):04X}_", text)
 
 
-def _rels(members: dict[str, bytes], part: str, path: Path) -> dict[str, tuple[str, str]]:
-    """A part's relationships (the package's for part ""): id -> (type, member name of the target)."""
-    folder, name = posixpath.split(part)
-    rels_name = posixpath.join(folder, "_rels", f"{name}.rels")
-    if rels_name not in members:
-        return {}
-    found: dict[str, tuple[str, str]] = {}
-    for rel in parse_xml(members[rels_name], f"{path.name} {rels_name}").getroot().iter(RELATIONSHIP):
-        if rel.get("TargetMode") == "External":
-            continue
-        target = rel.get("Target", "")
-        target = target[1:] if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-        found[rel.get("Id", "")] = (rel.get("Type", ""), target)
-    return found
-
-
-def _target(rels: dict[str, tuple[str, str]], kind: str, members: dict[str, bytes], default: str) -> str:
-    """The member a relationship of type `.../kind` points to, if it is in the package; else `default`."""
-    return next((t for k, t in rels.values() if k.endswith("/" + kind) and t in members), default)
-
-
-def _sheets(workbook: etree._Element, rels: dict[str, tuple[str, str]],
+def _sheets(workbook: etree._Element, rels: dict[str, Relationship],
             members: dict[str, bytes]) -> list[tuple[str, str]]:
     """(sheet name, member) of each worksheet in the workbook's order, then any worksheet it does not list."""
     ns = etree.QName(workbook).namespace
@@ -100,9 +70,9 @@ def _sheets(workbook: etree._Element, rels: dict[str, tuple[str, str]],
     for sheet in workbook.iter(f"{{{ns}}}sheet"):
         rid = next((v for k, v in sheet.attrib.items() if k.startswith("{") and etree.QName(k).localname == "id"),
                    "")
-        kind, target = rels.get(rid, ("", ""))
-        if kind.endswith("/worksheet") and target in members:
-            sheets.append((sheet.get("name") or target, target))
+        rel = rels.get(rid)
+        if rel is not None and rel.is_kind("worksheet") and rel.target is not None:
+            sheets.append((sheet.get("name") or rel.target, rel.target))
     listed = {target for _, target in sheets}
     sheets += [(posixpath.basename(name), name) for name in members
                if re.fullmatch(r"xl/worksheets/[^/]+\.xml", name) and name not in listed]
@@ -147,14 +117,22 @@ def _text_element(item: etree._Element, ns: str) -> etree._Element | None:
     return item if item.tag == f"{{{ns}}}t" else item.find(f"{{{ns}}}t")
 
 
-def _run(item: etree._Element, ns: str) -> Run:
+def _runs(item: etree._Element, ns: str) -> list[tuple[Run, bool]]:
+    """An item's runs, a line break inside the cell ("\n" in its <t>) a verbatim run of its own so it
+    stays where the words around it go; with each, whether it must never come back empty (a
+    superscript or subscript: a marker)."""
     t = _text_element(item, ns)
     text = _unescape(t.text or "") if t is not None else ""
-    if item.tag == f"{{{ns}}}t":
-        return Run(text)
-    props = item.find(f"{{{ns}}}rPr")
-    font = props.find(f"{{{ns}}}rFont") if props is not None else None
-    return Run(text, style_key(props), font is not None and is_monospace(font.get("val")))
+    style, verbatim, marked = None, False, False
+    if item.tag == f"{{{ns}}}r":
+        props = item.find(f"{{{ns}}}rPr")
+        font = props.find(f"{{{ns}}}rFont") if props is not None else None
+        align = props.find(f"{{{ns}}}vertAlign") if props is not None else None
+        style, verbatim = style_key(props), font is not None and is_monospace(font.get("val"))
+        marked = align is not None and align.get("val") in ("superscript", "subscript")
+    pieces = [piece for piece in re.split(r"(\n)", text) if piece] or [""]
+    return [(Run("\n", None, True), False) if piece == "\n" else (Run(piece, style, verbatim), marked)
+            for piece in pieces]
 
 
 def _set_text(item: etree._Element, text: str, ns: str) -> None:
@@ -162,58 +140,59 @@ def _set_text(item: etree._Element, text: str, ns: str) -> None:
     if t is None:
         t = etree.SubElement(item, f"{{{ns}}}t")
     t.text = _escape(text)
-    if text != text.strip():
+    if text != text.strip() or "\n" in text:
         t.set(XML_SPACE, "preserve")
 
 
 def _string_slot(string: etree._Element, ns: str, where: str) -> Slot | None:
-    """A string item as a block (None when it has no text); its writer moves the <r>s and sets the texts."""
+    """A string item as a block (None when it has no text). Its writer gives each <t>/<r> the texts of its
+    runs in the translation's order and moves the <r>s into the order their first runs come in."""
     items = _items(string, ns)
-    runs = [_run(item, ns) for item in items]
-    if not "".join(run.text for run in runs).strip():
+    owner: list[int] = []
+    runs: list[Run] = []
+    marked: list[bool] = []
+    for number, item in enumerate(items):
+        for run, mark in _runs(item, ns):
+            owner.append(number)
+            runs.append(run)
+            marked.append(mark)
+    block = Block(runs, where)
+    if not block.text.strip():
         return None
 
     def write(translated: TranslatedBlock) -> None:
-        write_runs([RunSlot(item, item) for item in items], translated, lambda el, text: _set_text(el, text, ns))
-    return Slot(Block(runs, where), write)
+        texts: dict[int, list[str]] = {}
+        for t in never_emptied(block, translated, marked):
+            texts.setdefault(owner[t.index], []).append(t.text)
+        for number, item in enumerate(items):
+            _set_text(item, "".join(texts.get(number, [])), ns)
+        permute(items, list(texts))
+    return Slot(block, write)
 
 
 def _load(path: Path) -> Loaded:
-    members = read_zip(path, WHAT)
-    package_rels = _rels(members, "", path)
-    workbook_name = _target(package_rels, "officeDocument", members, "xl/workbook.xml")
-    workbook = parse_xml(member(members, workbook_name, path, WHAT), f"{path.name} {workbook_name}").getroot()
+    package = Package.open(path, WHAT)
+    members = package.members
+    workbook_name = package.main_part("xl/workbook.xml")
+    workbook = package.root(workbook_name)
     if etree.QName(workbook).localname != "workbook":
-        raise DocumentError(f"{path.name} is not a valid {WHAT}: {workbook_name} is not a workbook")
-    workbook_rels = _rels(members, workbook_name, path)
-    trees: dict[str, etree._ElementTree] = {}
-    slots: list[Slot] = []
-
-    core_name = _target(package_rels, "core-properties", members, "docProps/core.xml")
-    if core_name in members:
-        core = parse_xml(members[core_name], f"{path.name} {core_name}")
-        for name in ("title", "subject"):
-            el = core.getroot().find(f"{{{DC}}}{name}")
-            if el is not None and (el.text or "").strip():
-                slots.append(text_slot(el, f"workbook {name}"))
-                trees[core_name] = core
+        raise package.refuse(f"{workbook_name} is not a workbook")
+    workbook_rels = package.rels(workbook_name)
+    slots = core_slots(package, "workbook")
 
     shared: dict[int, Slot] = {}
-    shared_name = _target(workbook_rels, "sharedStrings", members, "xl/sharedStrings.xml")
-    if shared_name in members:
-        table = parse_xml(members[shared_name], f"{path.name} {shared_name}")
-        ns = etree.QName(table.getroot()).namespace
-        for index, si in enumerate(table.getroot().iterchildren(f"{{{ns}}}si")):
+    for shared_name in package.related(workbook_name, "sharedStrings")[:1]:
+        table = package.root(shared_name)
+        ns = etree.QName(table).namespace
+        for index, si in enumerate(table.iterchildren(f"{{{ns}}}si")):
             slot = _string_slot(si, ns, f"shared string {index + 1}")
             if slot is not None:
                 shared[index] = slot
-        if shared:
-            trees[shared_name] = table
 
     for sheet_name, part in _sheets(workbook, workbook_rels, members):
-        sheet = parse_xml(members[part], f"{path.name} {part}")
-        ns = etree.QName(sheet.getroot()).namespace
-        for cell, ref in _cells(sheet.getroot(), ns):
+        sheet = package.root(part)
+        ns = etree.QName(sheet).namespace
+        for cell, ref in _cells(sheet, ns):
             kind = cell.get("t")
             if kind == "s" and shared:
                 value = cell.findtext(f"{{{ns}}}v") or ""
@@ -225,13 +204,11 @@ def _load(path: Path) -> Loaded:
                 slot = _string_slot(string, ns, f"{sheet_name}!{ref}")
                 if slot is not None:
                     slots.append(slot)
-                    trees[part] = sheet
+        slots += header_footer_slots(sheet, sheet_name)
+        for number, drawing in enumerate(package.related(part, "drawing"), 1):
+            slots += paragraph_slots(package, drawing, f"{sheet_name} drawing {number}")
     slots += [shared[index] for index in sorted(shared)]  # shared strings that no cell uses
-
-    def serialise(target: Path) -> None:
-        write_zip(path, target, {name: serialise_xml(tree, members[name]) for name, tree in trees.items()})
-
-    return slots, serialise
+    return slots, package.save
 
 
 def open_document(path: Path) -> SlotDocument:

@@ -1,0 +1,80 @@
+"""DrawingML paragraphs (a:p of a:r and a:br) as blocks: the text of PowerPoint slides and notes and of
+Excel's text boxes and shapes (xl/drawings/). A run is an a:r; an a:br between runs is a verbatim "\\n"
+run so the line break moves with the words around it; a:fld (slide number, date) is left out and keeps
+working. A link (a:hlinkClick, its r:id resolved in the part's rels) or a superscript/subscript
+(a:rPr baseline) that the translation leaves empty keeps its source text."""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from nmt_desktop.core.documents.blocks import Block, Run
+from nmt_desktop.core.documents.formats.ooxml_package import R_NS, Package
+from nmt_desktop.core.documents.formats.ooxml_runs import (
+    RunSlot,
+    is_monospace,
+    never_emptied,
+    style_key,
+    write_runs,
+)
+from nmt_desktop.core.documents.formats.xml_parts import Slot
+
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+R_ID = f"{{{R_NS}}}id"
+MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+RPR_NOISE = ("lang", "altLang", "dirty", "err", "noProof", "smtClean", "smtId", "bmk")
+
+
+def a(tag: str) -> str:
+    return f"{{{A}}}{tag}"
+
+
+def set_run_text(run: etree._Element, text: str) -> None:
+    """An a:r gets the text in its a:t; an a:br (a line break between runs) has none to set."""
+    if run.tag != a("r"):
+        return
+    node = run.find(a("t"))
+    if node is None:
+        node = etree.SubElement(run, a("t"))
+    node.text = text
+
+
+def _run(run: etree._Element, package: Package, part: str) -> tuple[Run, bool]:
+    """The run, and whether it must never come back empty (a link, a superscript or subscript)."""
+    if run.tag == a("br"):
+        return Run("\n", None, True), False
+    props = run.find(a("rPr"))
+    key: object = style_key(props, noise_attrs=RPR_NOISE)
+    click = props.find(a("hlinkClick")) if props is not None else None
+    if click is not None:
+        rel = package.rels(part).get(click.get(R_ID) or "")
+        key = ("link", rel.ref if rel is not None else click.get("action"), key)
+    fonts = [f.get("typeface") for f in props.iter(a("latin"), a("cs"), a("ea"))] if props is not None else []
+    raised = props is not None and (props.get("baseline") or "0") != "0"
+    return Run(run.findtext(a("t")) or "", key, any(is_monospace(f) for f in fonts)), click is not None or raised
+
+
+def paragraph_slot(paragraph: etree._Element, package: Package, part: str, where: str) -> Slot | None:
+    """An a:p as a block (None when it has no text), its writer moving and filling the runs."""
+    slots = [RunSlot(child, child) for child in paragraph if child.tag in (a("r"), a("br"))]
+    read = [_run(slot.run, package, part) for slot in slots]
+    block = Block([run for run, _ in read], where)
+    if not block.text.strip():
+        return None
+    marked = [m for _, m in read]
+    return Slot(block, lambda t: write_runs(slots, never_emptied(block, t, marked), set_run_text))
+
+
+def in_fallback(element: etree._Element) -> bool:
+    """Inside mc:Fallback: the copy for old readers of what mc:Choice holds, not read twice."""
+    return any(ancestor.tag == MC_FALLBACK for ancestor in element.iterancestors())
+
+
+def paragraph_slots(package: Package, part: str, label: str) -> list[Slot]:
+    """Every a:p of a part with text, in document order, as "LABEL, paragraph N"."""
+    slots: list[Slot] = []
+    for number, paragraph in enumerate((p for p in package.root(part).iter(a("p")) if not in_fallback(p)), 1):
+        slot = paragraph_slot(paragraph, package, part, f"{label}, paragraph {number}")
+        if slot is not None:
+            slots.append(slot)
+    return slots
