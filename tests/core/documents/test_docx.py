@@ -247,3 +247,70 @@ def test_code_styles_are_verbatim(tmp_path: Path) -> None:
     first, second = docx_format.open_document(path).blocks
     assert [r.verbatim for r in first.runs] == [False, True]
     assert second.verbatim
+
+
+def test_an_untranslated_save_is_the_source_member_for_member(source: Path, tmp_path: Path) -> None:
+    document = docx_format.open_document(source)
+    out = tmp_path / "same.docx"
+    document.save(out, [untranslated(block) for block in document.blocks])
+    assert _parts(out) == _parts(source)
+
+
+def test_only_the_parts_holding_text_change_in_their_order_and_compression(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.docx"
+    _translate(source, out)
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(out) as zout:
+        assert [(i.filename, i.compress_type) for i in zin.infolist()] == \
+               [(i.filename, i.compress_type) for i in zout.infolist()]
+    old, new = _parts(source), _parts(out)
+    changed = {name for name in old if old[name] != new[name]}
+    assert changed == {"word/document.xml", "word/header1.xml", "word/header2.xml", "word/footer1.xml",
+                       "word/footnotes.xml", "docProps/core.xml"}, changed
+
+
+INS_DEL = f"""<w:p {NS}><w:r><w:t xml:space="preserve">The price </w:t></w:r>
+<w:ins w:id="3" w:author="Ann" w:date="2026-01-02T00:00:00Z"><w:r><w:t>rose</w:t></w:r></w:ins>
+<w:del w:id="4" w:author="Ann" w:date="2026-01-02T00:00:00Z"><w:r><w:delText>fell</w:delText></w:r></w:del>
+<w:r><w:t xml:space="preserve"> sharply</w:t></w:r><w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:t>2</w:t></w:r>
+<w:r><w:t xml:space="preserve"> (see </w:t></w:r><w:hyperlink w:anchor="_Toc1"><w:r><w:t>totals</w:t></w:r></w:hyperlink>
+<w:r><w:rPr><w:vertAlign w:val="superscript"/></w:rPr><w:footnoteReference w:id="1"/></w:r><w:r><w:t>)</w:t></w:r>
+</w:p>"""
+
+
+@pytest.fixture
+def tracked(tmp_path: Path) -> Path:
+    """A paragraph as Word writes it with track changes on: an insertion, a deletion, a typed superscript,
+    a link to a bookmark and a footnote reference."""
+    document = docx.Document()
+    document.element.body.insert(0, parse_xml(INS_DEL))
+    notes = Part(PackURI("/word/footnotes.xml"), CT.WML_FOOTNOTES, FOOTNOTES.encode(), document.part.package)
+    document.part.relate_to(notes, RT.FOOTNOTES)
+    path = tmp_path / "tracked.docx"
+    document.save(str(path))
+    return path
+
+
+def test_a_tracked_insertion_is_translated_inside_it_and_deleted_text_stays(tracked: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.docx"
+    _translate(tracked, out)
+    body = _xml(_parts(out), "word/document.xml")
+    inserted = [docx_format.run_text(r) for r in body.iter(f"{{{W}}}ins") for r in r.iter(f"{{{W}}}r")]
+    assert inserted == [MARK + "ROSE"]
+    assert [t.text for t in body.iter(f"{{{W}}}delText")] == ["fell"]
+    link = next(body.iter(f"{{{W}}}hyperlink"))
+    assert link.get(f"{{{W}}}anchor") == "_Toc1" and docx_format.run_text(link[0]) == MARK + "TOTALS"
+    assert sum(1 for _ in body.iter(f"{{{W}}}footnoteReference")) == 1
+
+
+def test_markers_links_and_insertions_the_alignment_left_empty_keep_their_text(tracked: Path, tmp_path: Path) -> None:
+    document = docx_format.open_document(tracked)
+    block = next(b for b in document.blocks if b.text.startswith("The price"))
+    assert [r.text for r in block.runs] == ["The price ", "rose", " sharply", "2", " (see ", "totals", ")"]
+    words = {0: "Der Preis stieg stark (siehe Summen)"}
+    translated = [[TranslatedRun(i, words.get(i, "")) for i in range(len(b.runs))] if b is block else untranslated(b)
+                  for b in document.blocks]
+    out = tmp_path / "out.docx"
+    document.save(out, translated)
+    body = _xml(_parts(out), "word/document.xml")
+    texts = [docx_format.run_text(r) for r in body.iter(f"{{{W}}}r")]
+    assert texts == ["Der Preis stieg stark (siehe Summen)", "rose", "", "", "2", "", "totals", "", ""]

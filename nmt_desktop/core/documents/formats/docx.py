@@ -1,32 +1,38 @@
-"""Word documents (.docx) through python-docx, editing the WordprocessingML it parsed.
+"""Word documents (.docx): the WordprocessingML of the body, headers, footers, footnotes and endnotes
+edited with lxml inside the zip (ooxml_package.py); every other member is copied byte for byte, in its
+order and compression.
 
-Blocks, in order: the core title and subject, then per part (body, each header and footer, footnotes,
-endnotes) every w:p in document order (table cells and nested tables, text boxes as their own
-paragraphs) and every image's alt text (wp:docPr descr/title). A run is a w:r with text (w:t, with
-w:tab as "\t" and w:br/w:cr as "\n"); runs of fields (w:fldSimple, w:fldChar ... w:instrText ...) are
-left out so the fields keep working, and deleted text (w:delText) is not text. python-docx has no API
-for footnotes and endnotes: their parts are parsed here and written back as the part's blob.
-`save` opens the source again and writes only texts and run order, so images, styles, relationships
-and numbering are copied as they were.
+Not python-docx: it re-serialises every part it models on save. Blocks, in order: the core title and
+subject, then per part (body, each header and footer in section order, footnotes, endnotes) every w:p in
+document order (table cells and nested tables, text boxes as their own paragraphs) and every image's alt
+text (wp:docPr descr/title). A run is a w:r with text (w:t, with w:tab as "\t" and w:br/w:cr as "\n").
+Runs of fields (w:fldSimple, w:fldChar ... w:instrText ...) are left out, so a field's instruction and
+result stay verbatim and it keeps working; a run without text (a w:footnoteReference, a drawing) is no
+run and stays where it is; deleted text (w:delText in w:del) is not text and stays as it was. Runs inside
+a w:hyperlink (r:id or w:anchor kept), a tracked insertion (w:ins) or a smart tag move with it. A text box
+(w:txbxContent) in mc:AlternateContent is read in its mc:Choice and written to the paragraphs of its
+mc:Fallback too, so old readers see the same translation. A superscript or subscript (w:vertAlign), a
+link's run or a tracked insertion that the translation leaves empty keeps its source text, so a marker or
+a link never vanishes. Comments (word/comments.xml) are left as they are.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import docx
-from docx.opc.constants import RELATIONSHIP_TYPE as RT
-from docx.opc.part import Part, XmlPart
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock, write_blocks
-from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, clipped_property, is_monospace, style_key, write_runs
+from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock
+from nmt_desktop.core.documents.formats.ooxml_package import R_NS, Package, core_slots
+from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, never_emptied, style_key, write_runs
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument
 
+WHAT = "a Word document"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+R_ID = f"{{{R_NS}}}id"
 WP_DOCPR = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -47,53 +53,32 @@ Writer = Callable[[TranslatedBlock], None]
 
 @dataclass
 class _Part:
-    """An XML part of the package and how its edited tree gets back into the file."""
+    """A text-bearing part: its member name, the label blocks are named by, its parsed root."""
     label: str
-    part: Part
+    name: str
     root: etree._Element
-    finish: Callable[[], None] = lambda: None
 
 
-def _xml_parts(document: docx.document.Document) -> list[_Part]:
+def _xml_parts(package: Package, main: str) -> list[_Part]:
     """The body, then headers and footers in section order (each once), footnotes and endnotes."""
-    main = document.part
-    parts = [_Part("body", main, main.element)]
-    seen: set[int] = set()
+    parts = [_Part("body", main, package.root(main))]
+    seen: set[str] = {main}
     counts = {"header": 0, "footer": 0}
-    for ref in main.element.iter(w("headerReference"), w("footerReference")):
-        related = main.related_parts.get(ref.get(R_ID))
-        if related is None or id(related) in seen or not isinstance(related, XmlPart):
+    rels = package.rels(main)
+    for ref in package.root(main).iter(w("headerReference"), w("footerReference")):
+        rel = rels.get(ref.get(R_ID) or "")
+        if rel is None or rel.target is None or rel.target in seen:
             continue
-        seen.add(id(related))
+        seen.add(rel.target)
         kind = "header" if ref.tag == w("headerReference") else "footer"
         counts[kind] += 1
-        parts.append(_Part(f"{kind} {counts[kind]}", related, related.element))
-    for reltype, label in ((RT.FOOTNOTES, "footnotes"), (RT.ENDNOTES, "endnotes")):
-        for rel in main.rels.values():
-            if rel.reltype == reltype and not rel.is_external:
-                parts.append(_blob_part(label, rel.target_part))
+        parts.append(_Part(f"{kind} {counts[kind]}", rel.target, package.root(rel.target)))
+    for kind in ("footnotes", "endnotes"):
+        for name in package.related(main, kind):
+            if name not in seen:
+                seen.add(name)
+                parts.append(_Part(kind, name, package.root(name)))
     return parts
-
-
-def _blob_part(label: str, part: Part) -> _Part:
-    """A part python-docx keeps as bytes: parse it (no entities, no network) and write it back on save."""
-    if isinstance(part, XmlPart):
-        return _Part(label, part, part.element)
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-    root = etree.fromstring(part.blob, parser)
-
-    def finish() -> None:
-        part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-
-    return _Part(label, part, root, finish)
-
-
-def _has_core_properties(package: object) -> bool:
-    try:
-        package.part_related_by(RT.CORE_PROPERTIES)
-    except KeyError:
-        return False
-    return True
 
 
 def _in_fallback(element: etree._Element) -> bool:
@@ -157,6 +142,8 @@ def _fill(run: etree._Element, texts: list[etree._Element], piece: str, after: e
         else:
             run.insert(1 if len(run) and run[0].tag == w("rPr") else 0, new)
         texts = [new]
+    if "".join(t.text or "" for t in texts) == piece:  # an unchanged text stays as the source wrote it
+        return
     texts[0].text = piece
     if piece != piece.strip():
         texts[0].set(XML_SPACE, "preserve")
@@ -166,37 +153,26 @@ def _fill(run: etree._Element, texts: list[etree._Element], piece: str, after: e
 
 @dataclass
 class _Reader:
-    """Reads one document's blocks, with a writer per block that puts a translation back."""
-    document: docx.document.Document
-    blocks: list[Block] = field(default_factory=list)
-    writers: list[Writer] = field(default_factory=list)
-    finishers: list[Callable[[], None]] = field(default_factory=list)
+    """Reads one document's blocks as slots whose writers put a translation back into the parsed parts."""
+    package: Package
+    slots: list[Slot] = field(default_factory=list)
     code_styles: set[str] = field(default_factory=set)
 
     def read(self) -> None:
-        # Parts are looked up, not asked for: python-docx adds default styles and core properties parts
-        # to a package that has none when they are asked for.
-        main = self.document.part
-        for styles in (rel.target_part for rel in main.rels.values() if rel.reltype == RT.STYLES):
-            for style in _blob_part("styles", styles).root.iter(w("style")):
+        main = self.package.main_part("word/document.xml")
+        if etree.QName(self.package.root(main)).localname != "document":
+            raise self.package.refuse(f"{main} is not a WordprocessingML document")
+        for styles in self.package.related(main, "styles")[:1]:
+            for style in self.package.root(styles).iter(w("style")):
                 sid, name = style.get(w("styleId")) or "", style.find(w("name"))
                 if sid and CODE_STYLE.search(f"{sid} {name.get(w('val')) if name is not None else ''}"):
                     self.code_styles.add(sid)
-        if _has_core_properties(main.package):
-            self._read_core_properties()
-        for part in _xml_parts(self.document):
+        self.slots += core_slots(self.package, "document")
+        for part in _xml_parts(self.package, main):
             self._read_part(part)
 
-    def _read_core_properties(self) -> None:
-        props = self.document.core_properties
-        for name in ("title", "subject"):
-            if getattr(props, name).strip():
-                self._add([Run(getattr(props, name))], f"document {name}",
-                          lambda t, name=name: setattr(props, name, clipped_property("".join(r.text for r in t))))
-
-    def _add(self, runs: list[Run], where: str, writer: Writer, verbatim: bool = False) -> None:
-        self.blocks.append(Block(runs, where, verbatim))
-        self.writers.append(writer)
+    def _add(self, runs: list[Run], where: str, writer: Writer, verbatim: bool = False, order: int = 1) -> None:
+        self.slots.append(Slot(Block(runs, where, verbatim), writer, order))
 
     def _read_part(self, part: _Part) -> None:
         fields, mirrors = _field_runs(part.root), _mirrors(part.root)
@@ -208,11 +184,12 @@ class _Reader:
                 for attr in ("descr", "title"):
                     if (element.get(attr) or "").strip():
                         self._add([Run(element.get(attr))], f"{part.label}, image {element.get('id')} alt text",
-                                  lambda t, e=element, a=attr: e.set(a, "".join(r.text for r in t)))
+                                  lambda t, e=element, a=attr: e.set(a, "".join(r.text for r in t)), order=0)
                 continue
             number += 1
             slots = self._slots(element, fields)
-            runs = [self._run(slot, part.part) for slot in slots]
+            read = [self._run(slot, part) for slot in slots]
+            runs = [run for run, _ in read]
             if not "".join(r.text for r in runs).strip():
                 continue
             targets = [(element, slots)]
@@ -222,8 +199,8 @@ class _Reader:
                     targets.append((mirrors[element], twin))
             style = element.find(f"{w('pPr')}/{w('pStyle')}")
             verbatim = style is not None and style.get(w("val")) in self.code_styles
-            self._add(runs, f"{part.label}, {_place(element, number)}", _para_writer(targets), verbatim)
-        self.finishers.append(part.finish)
+            block = Block(runs, f"{part.label}, {_place(element, number)}", verbatim)
+            self.slots.append(Slot(block, _para_writer(block, targets, [m for _, m in read])))
 
     def _slots(self, paragraph: etree._Element, fields: set[etree._Element]) -> list[RunSlot]:
         slots: list[RunSlot] = []
@@ -239,60 +216,43 @@ class _Reader:
         walk(paragraph, None)
         return slots
 
-    def _run(self, slot: RunSlot, part: Part) -> Run:
+    def _run(self, slot: RunSlot, part: _Part) -> tuple[Run, bool]:
+        """The run, and whether it must never come back empty (a superscript or subscript, a link, a
+        tracked insertion)."""
         text = run_text(slot.run)
         props = slot.run.find(w("rPr"))
         key: object = style_key(props, RPR_NOISE)
         link = slot.unit if slot.unit.tag == w("hyperlink") else None
         if link is not None:
-            rid = link.get(R_ID)
-            target = part.rels[rid].target_ref if rid in part.rels else f"#{link.get(w('anchor'))}"
-            key = ("link", target, key)
+            rel = self.package.rels(part.name).get(link.get(R_ID) or "")
+            key = ("link", rel.ref if rel is not None else f"#{link.get(w('anchor'))}", key)
         fonts = props.find(w("rFonts")) if props is not None else None
         char_style = props.find(w("rStyle")) if props is not None else None
+        align = props.find(w("vertAlign")) if props is not None else None
         verbatim = (not text.strip("\t\n")
                     or (fonts is not None and any(is_monospace(v) for v in fonts.attrib.values()))
                     or (char_style is not None and char_style.get(w("val")) in self.code_styles))
-        return Run(text, key, verbatim)
+        marked = (link is not None or (align is not None and align.get(w("val")) in ("superscript", "subscript"))
+                  or any(a.tag == w("ins") for a in slot.run.iterancestors()))
+        return Run(text, key, verbatim), marked
 
 
-def _para_writer(targets: list[tuple[etree._Element, list[RunSlot]]]) -> Writer:
+def _para_writer(block: Block, targets: list[tuple[etree._Element, list[RunSlot]]], marked: list[bool]) -> Writer:
     def write(translated: TranslatedBlock) -> None:
+        kept = never_emptied(block, translated, marked)
         for _, slots in targets:
-            write_runs(slots, translated, set_run_text)
+            write_runs(slots, kept, set_run_text)
     return write
 
 
-def _load(path: Path) -> _Reader:
-    try:
-        document = docx.Document(str(path))
-    except Exception as error:  # python-docx raises KeyError, ValueError, zipfile and lxml errors alike
-        raise DocumentError(f"{path.name} cannot be read as a Word document: {error}") from error
-    reader = _Reader(document)
-    try:
-        reader.read()
-    except etree.XMLSyntaxError as error:
-        raise DocumentError(f"{path.name} cannot be read as a Word document: {error}") from error
-    return reader
+def _load(path: Path) -> Loaded:
+    reader = _Reader(Package.open(path, WHAT))
+    reader.read()
+    return reader.slots, reader.package.save
 
 
-class WordDocument:
-    """An open .docx: its blocks; `save` re-reads the source so the open copy is never modified."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.blocks = _load(path).blocks
-
-    def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
-        reader = _load(self.path)
-        write_blocks(self.path.name, reader.blocks, reader.writers, translated)
-        for finish in reader.finishers:
-            finish()
-        reader.document.save(str(path))
-
-
-def open_document(path: Path) -> WordDocument:
-    return WordDocument(Path(path))
+def open_document(path: Path) -> SlotDocument:
+    return SlotDocument(Path(path), _load)
 
 
 def _place(paragraph: etree._Element, number: int) -> str:

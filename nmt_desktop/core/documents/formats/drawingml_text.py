@@ -36,7 +36,8 @@ def set_run_text(run: etree._Element, text: str) -> None:
     node = run.find(a("t"))
     if node is None:
         node = etree.SubElement(run, a("t"))
-    node.text = text
+    if (node.text or "") != text:  # an unchanged text stays as the source wrote it (<a:t/>)
+        node.text = text
 
 
 def _run(run: etree._Element, package: Package, part: str) -> tuple[Run, bool]:

@@ -139,9 +139,10 @@ def _set_text(item: etree._Element, text: str, ns: str) -> None:
     t = _text_element(item, ns)
     if t is None:
         t = etree.SubElement(item, f"{{{ns}}}t")
-    t.text = _escape(text)
-    if text != text.strip() or "\n" in text:
-        t.set(XML_SPACE, "preserve")
+    if (t.text or "") != _escape(text):  # an unchanged text stays as the source wrote it
+        t.text = _escape(text)
+        if text != text.strip() or "\n" in text:
+            t.set(XML_SPACE, "preserve")
 
 
 def _string_slot(string: etree._Element, ns: str, where: str) -> Slot | None:
