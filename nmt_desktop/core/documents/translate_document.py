@@ -165,6 +165,10 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
         sentences = translations[cursor: cursor + len(prep.units)]
         cursor += len(prep.units)
         results.append(_block_result(translator, block, prep, sentences, options))
+    if hasattr(document, "target_language"):  # OOXML adapters mark translated runs with it (w:lang, a:rPr lang)
+        config = getattr(translator, "config", None)
+        language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
+        document.target_language = language.strip("<>") or None
     return DocumentTranslation(document, results, report, len(units))
 
 

@@ -314,3 +314,26 @@ def test_markers_links_and_insertions_the_alignment_left_empty_keep_their_text(t
     body = _xml(_parts(out), "word/document.xml")
     texts = [docx_format.run_text(r) for r in body.iter(f"{{{W}}}r")]
     assert texts == ["Der Preis stieg stark (siehe Summen)", "rose", "", "", "2", "", "totals", "", ""]
+
+
+def test_the_target_language_marks_translated_runs_the_default_style_and_the_core_properties(
+        tracked: Path, tmp_path: Path) -> None:
+    document = docx.Document(str(tracked))
+    document.core_properties.language = "en-US"
+    document.save(str(tracked))
+    styles = _xml(_parts(tracked), "word/styles.xml")
+    default = styles.find(f"{{{W}}}docDefaults/{{{W}}}rPrDefault/{{{W}}}rPr/{{{W}}}lang")
+    assert default is not None and default.get(f"{{{W}}}val") == "en-US"
+    opened = docx_format.open_document(tracked)
+    opened.target_language = "de"
+    out = tmp_path / "out.docx"
+    opened.save(out, fake_translate_all(opened.blocks))
+    parts = _parts(out)
+    body = _xml(parts, "word/document.xml")
+    marked = {docx_format.run_text(r): r.find(f"{{{W}}}rPr/{{{W}}}lang") for r in body.iter(f"{{{W}}}r")}
+    assert marked[MARK + "ROSE"].get(f"{{{W}}}val") == "de"
+    deleted = next(body.iter(f"{{{W}}}del")).find(f"{{{W}}}r")
+    assert deleted.find(f"{{{W}}}rPr") is None  # deleted text is not translated
+    styles = _xml(parts, "word/styles.xml")
+    assert styles.find(f"{{{W}}}docDefaults/{{{W}}}rPrDefault/{{{W}}}rPr/{{{W}}}lang").get(f"{{{W}}}val") == "de"
+    assert docx.Document(str(out)).core_properties.language == "de"

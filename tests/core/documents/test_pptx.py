@@ -224,3 +224,25 @@ def test_a_superscript_link_the_alignment_left_empty_keeps_its_marker(footnoted:
     runs = list(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("r")))
     marked = [r for r in runs if r.find(f"{a('rPr')}/{a('hlinkClick')}") is not None]
     assert [r.findtext(a("t")) for r in marked] == ["1"]
+
+
+def test_the_target_language_marks_the_translated_runs(footnoted: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(footnoted)
+    document.target_language = "de"
+    out = tmp_path / "out.pptx"
+    document.save(out, fake_translate_all(document.blocks))
+    runs = list(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("r")))
+    assert {r.findtext(a("t")): r.find(a("rPr")).get("lang") for r in runs} == {
+        MARK + "FINDINGS": "de", MARK + "SALES GREW IN THE NORTH": "de", MARK + "1": "de"}
+
+
+def test_translating_with_the_model_marks_its_target_language(footnoted: Path, tmp_path: Path, en_de) -> None:
+    from nmt_desktop.core.documents.translate_document import save_translation, translate_document
+
+    result = translate_document(en_de, pptx_format.open_document(footnoted))
+    out = save_translation(result, tmp_path / "out.pptx")
+    runs = list(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("r")))
+    languages = {r.find(a("rPr")).get("lang") for r in runs if r.findtext(a("t")) not in ("Findings", "1")}
+    assert languages == {"de"}
+    marker = next(r for r in runs if r.find(f"{a('rPr')}/{a('hlinkClick')}") is not None)
+    assert marker.findtext(a("t")) == "1"  # the footnote marker and its link stay, whatever the alignment gave it

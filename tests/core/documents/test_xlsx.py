@@ -287,3 +287,21 @@ def test_a_text_box_of_a_real_workbook_is_translated_and_nothing_else_changes(tm
     assert [(n, c) for n, c, _ in old] == [(n, c) for n, c, _ in new]
     changed = {n for (n, _, data), (_, _, after) in zip(old, new) if data != after}
     assert changed <= {"xl/drawings/drawing1.xml", SHARED, "docProps/core.xml"}, changed
+
+
+def test_the_target_language_is_the_workbook_language(source: Path, tmp_path: Path) -> None:
+    workbook = openpyxl.load_workbook(source)
+    assert workbook.properties.language is None
+    document = xlsx_format.open_document(source)
+    document.target_language = "de"
+    out = tmp_path / "out.xlsx"
+    document.save(out, fake_translate_all(document.blocks))
+    assert _text_of(out, "docProps/core.xml") == _text_of(source, "docProps/core.xml").replace(
+        b"Budget", MARK.encode() + b"BUDGET").replace(b"Costs", MARK.encode() + b"COSTS")  # none where none was
+    languaged = tmp_path / "languaged.xlsx"
+    workbook.properties.language = "en-GB"
+    workbook.save(languaged)
+    document = xlsx_format.open_document(languaged)
+    document.target_language = "de"
+    document.save(out, fake_translate_all(document.blocks))
+    assert openpyxl.load_workbook(out).properties.language == "de"

@@ -26,9 +26,15 @@ from pathlib import Path
 from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock
-from nmt_desktop.core.documents.formats.ooxml_package import R_NS, Package, core_slots
+from nmt_desktop.core.documents.formats.ooxml_package import (
+    R_NS,
+    OoxmlDocument,
+    Package,
+    core_slots,
+    mark_core_language,
+)
 from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, never_emptied, style_key, write_runs
-from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot
 
 WHAT = "a Word document"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -155,6 +161,7 @@ def _fill(run: etree._Element, texts: list[etree._Element], piece: str, after: e
 class _Reader:
     """Reads one document's blocks as slots whose writers put a translation back into the parsed parts."""
     package: Package
+    language: str | None = None
     slots: list[Slot] = field(default_factory=list)
     code_styles: set[str] = field(default_factory=set)
 
@@ -163,11 +170,16 @@ class _Reader:
         if etree.QName(self.package.root(main)).localname != "document":
             raise self.package.refuse(f"{main} is not a WordprocessingML document")
         for styles in self.package.related(main, "styles")[:1]:
-            for style in self.package.root(styles).iter(w("style")):
+            root = self.package.root(styles)
+            default = root.find(f"{w('docDefaults')}/{w('rPrDefault')}/{w('rPr')}/{w('lang')}")
+            if default is not None and self.language:
+                default.set(w("val"), self.language)
+            for style in root.iter(w("style")):
                 sid, name = style.get(w("styleId")) or "", style.find(w("name"))
                 if sid and CODE_STYLE.search(f"{sid} {name.get(w('val')) if name is not None else ''}"):
                     self.code_styles.add(sid)
         self.slots += core_slots(self.package, "document")
+        mark_core_language(self.package, self.language)
         for part in _xml_parts(self.package, main):
             self._read_part(part)
 
@@ -200,7 +212,7 @@ class _Reader:
             style = element.find(f"{w('pPr')}/{w('pStyle')}")
             verbatim = style is not None and style.get(w("val")) in self.code_styles
             block = Block(runs, f"{part.label}, {_place(element, number)}", verbatim)
-            self.slots.append(Slot(block, _para_writer(block, targets, [m for _, m in read])))
+            self.slots.append(Slot(block, _para_writer(block, targets, [m for _, m in read], self.language)))
 
     def _slots(self, paragraph: etree._Element, fields: set[etree._Element]) -> list[RunSlot]:
         slots: list[RunSlot] = []
@@ -237,22 +249,47 @@ class _Reader:
         return Run(text, key, verbatim), marked
 
 
-def _para_writer(block: Block, targets: list[tuple[etree._Element, list[RunSlot]]], marked: list[bool]) -> Writer:
+def _para_writer(block: Block, targets: list[tuple[etree._Element, list[RunSlot]]], marked: list[bool],
+                 language: str | None) -> Writer:
     def write(translated: TranslatedBlock) -> None:
         kept = never_emptied(block, translated, marked)
         for _, slots in targets:
             write_runs(slots, kept, set_run_text)
+            for t in kept if language else ():
+                if t.text != block.runs[t.index].text:
+                    _set_language(slots[t.index].run, language)
     return write
 
 
-def _load(path: Path) -> Loaded:
-    reader = _Reader(Package.open(path, WHAT))
+# w:rPr children that come after w:lang in the schema's order
+AFTER_LANG = {w(t) for t in ("eastAsianLayout", "specVanish", "oMath", "rPrChange")}
+
+
+def _set_language(run: etree._Element, language: str) -> None:
+    """The run's w:lang w:val (its Latin-script language; eastAsia and bidi kept) set to `language`."""
+    props = run.find(w("rPr"))
+    if props is None:
+        props = run.makeelement(w("rPr"), {})
+        run.insert(0, props)
+    lang = props.find(w("lang"))
+    if lang is None:
+        lang = props.makeelement(w("lang"), {})
+        after = next((c for c in props if c.tag in AFTER_LANG), None)
+        if after is not None:
+            after.addprevious(lang)
+        else:
+            props.append(lang)
+    lang.set(w("val"), language)
+
+
+def _load(path: Path, language: str | None = None) -> Loaded:
+    reader = _Reader(Package.open(path, WHAT), language)
     reader.read()
     return reader.slots, reader.package.save
 
 
-def open_document(path: Path) -> SlotDocument:
-    return SlotDocument(Path(path), _load)
+def open_document(path: Path) -> OoxmlDocument:
+    return OoxmlDocument(Path(path), _load)
 
 
 def _place(paragraph: etree._Element, number: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from nmt_desktop.core.documents.blocks import Block, Run
+from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock
 from nmt_desktop.core.documents.formats.ooxml_package import R_NS, Package
 from nmt_desktop.core.documents.formats.ooxml_runs import (
     RunSlot,
@@ -55,15 +55,29 @@ def _run(run: etree._Element, package: Package, part: str) -> tuple[Run, bool]:
     return Run(run.findtext(a("t")) or "", key, any(is_monospace(f) for f in fonts)), click is not None or raised
 
 
-def paragraph_slot(paragraph: etree._Element, package: Package, part: str, where: str) -> Slot | None:
-    """An a:p as a block (None when it has no text), its writer moving and filling the runs."""
+def paragraph_slot(paragraph: etree._Element, package: Package, part: str, where: str,
+                   language: str | None = None) -> Slot | None:
+    """An a:p as a block (None when it has no text), its writer moving and filling the runs; a run whose
+    text changed gets `language` (a:rPr lang) when one is given."""
     slots = [RunSlot(child, child) for child in paragraph if child.tag in (a("r"), a("br"))]
     read = [_run(slot.run, package, part) for slot in slots]
     block = Block([run for run, _ in read], where)
     if not block.text.strip():
         return None
     marked = [m for _, m in read]
-    return Slot(block, lambda t: write_runs(slots, never_emptied(block, t, marked), set_run_text))
+
+    def write(translated: TranslatedBlock) -> None:
+        kept = never_emptied(block, translated, marked)
+        write_runs(slots, kept, set_run_text)
+        for t in kept if language else ():
+            run = slots[t.index].run
+            if run.tag == a("r") and t.text != block.runs[t.index].text:
+                props = run.find(a("rPr"))
+                if props is None:
+                    props = run.makeelement(a("rPr"), {})
+                    run.insert(0, props)
+                props.set("lang", language)
+    return Slot(block, write)
 
 
 def in_fallback(element: etree._Element) -> bool:
@@ -71,11 +85,11 @@ def in_fallback(element: etree._Element) -> bool:
     return any(ancestor.tag == MC_FALLBACK for ancestor in element.iterancestors())
 
 
-def paragraph_slots(package: Package, part: str, label: str) -> list[Slot]:
+def paragraph_slots(package: Package, part: str, label: str, language: str | None = None) -> list[Slot]:
     """Every a:p of a part with text, in document order, as "LABEL, paragraph N"."""
     slots: list[Slot] = []
     for number, paragraph in enumerate((p for p in package.root(part).iter(a("p")) if not in_fallback(p)), 1):
-        slot = paragraph_slot(paragraph, package, part, f"{label}, paragraph {number}")
+        slot = paragraph_slot(paragraph, package, part, f"{label}, paragraph {number}", language)
         if slot is not None:
             slots.append(slot)
     return slots

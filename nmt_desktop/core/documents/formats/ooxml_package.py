@@ -10,6 +10,7 @@ change is copied byte for byte too, so an untranslated save is the source's byte
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,15 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
 from nmt_desktop.core.documents.formats.ooxml_runs import clipped_property
-from nmt_desktop.core.documents.formats.xml_parts import Slot, parse_xml, read_zip, serialise_xml, write_zip
+from nmt_desktop.core.documents.formats.xml_parts import (
+    Loaded,
+    Slot,
+    SlotDocument,
+    parse_xml,
+    read_zip,
+    serialise_xml,
+    write_zip,
+)
 
 RELATIONSHIP = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -127,3 +136,21 @@ def core_slots(package: Package, label: str) -> list[Slot]:
                 el.text = clipped_property("".join(r.text for r in t))
             slots.append(Slot(Block([Run(el.text)], f"{label} {name}"), write, order=0))
     return slots
+
+
+def mark_core_language(package: Package, language: str | None) -> None:
+    """docProps/core.xml's dc:language, where the package has one, set to the target language."""
+    core = package.core_properties()
+    el = core.find(f"{{{DC}}}language") if core is not None and language else None
+    if el is not None:
+        el.text = language
+
+
+class OoxmlDocument(SlotDocument):
+    """A SlotDocument whose loader also takes the target language (a BCP 47 tag such as "de"), which the
+    translated runs (w:lang, a:rPr lang), the default style and dc:language get on save; None (the
+    default) leaves every language as the source has it. translate_document sets it from the model."""
+
+    def __init__(self, path: Path, load: Callable[[Path, str | None], Loaded]):
+        self.target_language: str | None = None
+        super().__init__(path, lambda source: load(source, self.target_language))

@@ -23,8 +23,14 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, Run
 from nmt_desktop.core.documents.formats.drawingml_text import a, in_fallback, paragraph_slot
-from nmt_desktop.core.documents.formats.ooxml_package import R_NS, Package, core_slots
-from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument
+from nmt_desktop.core.documents.formats.ooxml_package import (
+    R_NS,
+    OoxmlDocument,
+    Package,
+    core_slots,
+    mark_core_language,
+)
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot
 
 WHAT = "a PowerPoint presentation"
 P = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -32,7 +38,7 @@ P_CNVPR = f"{{{P}}}cNvPr"
 R_ID = f"{{{R_NS}}}id"
 
 
-def _part_slots(package: Package, part: str, label: str) -> list[Slot]:
+def _part_slots(package: Package, part: str, label: str, language: str | None) -> list[Slot]:
     slots: list[Slot] = []
     number = 0
     for element in package.root(part).iter(a("p"), P_CNVPR):
@@ -45,18 +51,19 @@ def _part_slots(package: Package, part: str, label: str) -> list[Slot]:
                     slots.append(Slot(block, lambda t, e=element, at=attr: e.set(at, "".join(r.text for r in t))))
             continue
         number += 1
-        slot = paragraph_slot(element, package, part, f"{label}, paragraph {number}")
+        slot = paragraph_slot(element, package, part, f"{label}, paragraph {number}", language)
         if slot is not None:
             slots.append(slot)
     return slots
 
 
-def _load(path: Path) -> Loaded:
+def _load(path: Path, language: str | None = None) -> Loaded:
     package = Package.open(path, WHAT)
     presentation = package.main_part("ppt/presentation.xml")
     if etree.QName(package.root(presentation)).localname != "presentation":
         raise package.refuse(f"{presentation} is not a presentation")
     slots = core_slots(package, "presentation")
+    mark_core_language(package, language)
     rels = package.rels(presentation)
     slide_ids = package.root(presentation).find(f"{{{P}}}sldIdLst")
     number = 0
@@ -65,12 +72,12 @@ def _load(path: Path) -> Loaded:
         if rel is None or rel.target is None:
             continue
         number += 1
-        slots += _part_slots(package, rel.target, f"slide {number}")
+        slots += _part_slots(package, rel.target, f"slide {number}", language)
         for notes in package.related(rel.target, "notesSlide")[:1]:
-            slots += _part_slots(package, notes, f"slide {number} notes")
+            slots += _part_slots(package, notes, f"slide {number} notes", language)
     return slots, package.save
 
 
-def open_document(path: Path) -> SlotDocument:
-    return SlotDocument(Path(path), _load)
+def open_document(path: Path) -> OoxmlDocument:
+    return OoxmlDocument(Path(path), _load)
 

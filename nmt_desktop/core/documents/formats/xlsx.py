@@ -36,10 +36,16 @@ from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock
 from nmt_desktop.core.documents.formats.drawingml_text import paragraph_slots
-from nmt_desktop.core.documents.formats.ooxml_package import Package, Relationship, core_slots
+from nmt_desktop.core.documents.formats.ooxml_package import (
+    OoxmlDocument,
+    Package,
+    Relationship,
+    core_slots,
+    mark_core_language,
+)
 from nmt_desktop.core.documents.formats.ooxml_runs import is_monospace, never_emptied, permute, style_key
 from nmt_desktop.core.documents.formats.sheet_header import header_footer_slots
-from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot, SlotDocument
+from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot
 
 WHAT = "an Excel workbook"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -171,7 +177,7 @@ def _string_slot(string: etree._Element, ns: str, where: str) -> Slot | None:
     return Slot(block, write)
 
 
-def _load(path: Path) -> Loaded:
+def _load(path: Path, language: str | None = None) -> Loaded:
     package = Package.open(path, WHAT)
     members = package.members
     workbook_name = package.main_part("xl/workbook.xml")
@@ -180,6 +186,7 @@ def _load(path: Path) -> Loaded:
         raise package.refuse(f"{workbook_name} is not a workbook")
     workbook_rels = package.rels(workbook_name)
     slots = core_slots(package, "workbook")
+    mark_core_language(package, language)
 
     shared: dict[int, Slot] = {}
     for shared_name in package.related(workbook_name, "sharedStrings")[:1]:
@@ -207,10 +214,10 @@ def _load(path: Path) -> Loaded:
                     slots.append(slot)
         slots += header_footer_slots(sheet, sheet_name)
         for number, drawing in enumerate(package.related(part, "drawing"), 1):
-            slots += paragraph_slots(package, drawing, f"{sheet_name} drawing {number}")
+            slots += paragraph_slots(package, drawing, f"{sheet_name} drawing {number}", language)
     slots += [shared[index] for index in sorted(shared)]  # shared strings that no cell uses
     return slots, package.save
 
 
-def open_document(path: Path) -> SlotDocument:
-    return SlotDocument(Path(path), _load)
+def open_document(path: Path) -> OoxmlDocument:
+    return OoxmlDocument(Path(path), _load)
