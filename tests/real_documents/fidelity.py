@@ -529,6 +529,10 @@ def compare(source: Path, output: Path) -> Fidelity:
         if out is None:
             result.broken.append(Broken("members", f"{name} is missing from the output"))
             continue
+        lost_chars = sum(t.count("\ufffd") for t in out.texts) - sum(t.count("\ufffd") for t in part.texts)
+        if lost_chars > 0:  # a page read in the wrong character set and written back with what it could not decode
+            result.broken.append(Broken("elements", f"{name}: {lost_chars} replacement character(s) (U+FFFD) that "
+                                        "the source does not have: text decoded in the wrong character set"))
         if diff := _diff(part.elements, out.elements):
             result.broken.append(Broken("elements", f"{name}: {diff}"))
         lost = part.links - out.links

@@ -74,6 +74,15 @@ def test_the_check_sees_untranslated_text_and_a_lost_link(tmp_path):
     assert {"elements", "links"} <= set(unlinked.kinds()), unlinked.summary()
 
 
+def test_the_check_sees_text_destroyed_by_a_wrong_character_set(tmp_path):
+    """The page declared UTF-8 that is Windows-1256: written back from a UTF-8 reading with errors replaced, its
+    Arabic is gone, which the check names."""
+    source = CORPUS / "files" / "tika-testArabicMisleadingCharset.html"
+    output = tmp_path / source.name
+    output.write_bytes(source.read_bytes().decode("utf-8", "replace").encode("utf-8"))
+    assert "U+FFFD" in compare(source, output).summary()
+
+
 @pytest.mark.parametrize("name", [_param(n) for n in sorted(SOURCES)])
 def test_real_document(name, tmp_path):
     source = CORPUS / "files" / name
