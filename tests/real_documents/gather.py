@@ -1,13 +1,16 @@
 """How the corpus was gathered: each file copied out of a fetched snapshot of its public repository (bare git dirs
-under $MIRRORS, named owner+name/repo), SOURCES.tsv written with the repository, path, commit and license."""
+under $MIRRORS, named owner+name/repo, as the `fetch` of github:owner/name leaves them), and SOURCES.tsv written
+with the repository, path, commit, license and what translate-file must do with the file (`expect`).
+
+    MIRRORS=/work/.mirror python tests/real_documents/gather.py
+"""
 import os
 import subprocess
+import zipfile
 from pathlib import Path
 
 M = Path(os.environ.get("MIRRORS", "/work/.mirror"))  # bare git dirs: owner+name/repo
 OUT = Path(__file__).parent / "files"
-TIKA_I = "tika-parsers/tika-parsers-standard/tika-parsers-standard-integration-tests/src/test/resources/test-documents/"
-TIKA_M = "tika-parsers/tika-parsers-standard/tika-parsers-standard-modules/tika-parser-{}-module/src/test/resources/test-documents/"
 REPOS = {  # key: (mirror dir, github name, license of its test data)
     "poi": ("apache+poi", "apache/poi", "Apache-2.0"),
     "tika": ("apache+tika", "apache/tika", "Apache-2.0"),
@@ -22,25 +25,29 @@ REPOS = {  # key: (mirror dir, github name, license of its test data)
     "epub3": ("IDPF+epub3-samples", "IDPF/epub3-samples", "CC-BY-SA-3.0"),
 }
 rows = []
+
+
+def _git(git: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(git), *args], capture_output=True, text=True, check=True).stdout
+
+
 def take(key, path, expect="translate", name=None, note=""):
+    """One file; a bare Tika file name is looked up among Tika's test-documents folders (module tests first)."""
     d, repo, lic = REPOS[key]
     git = M / d / "repo"
-    if path.endswith("/*"):
-        raise SystemExit(path)
     full = path
     if "/" not in path and key == "tika":
-        names = subprocess.run(["git", "-C", git, "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True).stdout.split("\n")
-        hits = sorted((n for n in names if n.endswith("/test-documents/" + path) or n.endswith("/versions/" + path)), key=lambda n: ("integration" in n, n))
+        names = _git(git, "ls-tree", "-r", "--name-only", "HEAD").split("\n")
+        hits = sorted((n for n in names if n.endswith(("/test-documents/" + path, "/versions/" + path))),
+                      key=lambda n: ("integration" in n, n))
         assert hits, path
         full = hits[0]
-    if not any(path.startswith(p) for p in ("test-data", "tika-", "features", "tests", "Tests", "README")):
-        pass
-    commit = subprocess.run(["git", "-C", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    data = subprocess.run(["git", "-C", git, "show", f"HEAD:{full}"], capture_output=True).stdout
-    assert data or path.endswith("empty"), (key, path)
+    commit = _git(git, "rev-parse", "HEAD").strip()
+    data = subprocess.run(["git", "-C", str(git), "show", f"HEAD:{full}"], capture_output=True, check=True).stdout
     base = name or f"{key}-{Path(path).name}"
     (OUT / base).write_bytes(data)
     rows.append((base, repo, full, commit, lic, expect, note))
+
 
 OUT.mkdir(parents=True, exist_ok=True)
 for f in OUT.iterdir():
@@ -201,17 +208,16 @@ def pack(key, folder, name, note):
     """An EPUB built from a sample's source folder as the sample's own pack script does: mimetype first, stored."""
     d, repo, lic = REPOS[key]
     git = M / d / "repo"
-    commit = subprocess.run(["git", "-C", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    names = subprocess.run(["git", "-C", git, "ls-tree", "-r", "--name-only", "HEAD", folder], capture_output=True,
-                           text=True).stdout.split()
-    import zipfile
+    commit = _git(git, "rev-parse", "HEAD").strip()
+    names = _git(git, "ls-tree", "-r", "--name-only", "HEAD", folder).split()
     with zipfile.ZipFile(OUT / name, "w") as z:
         z.writestr(zipfile.ZipInfo("mimetype"), b"application/epub+zip", zipfile.ZIP_STORED)
         for n in names:
             if n.endswith("/mimetype"):
                 continue
             data = subprocess.run(["git", "-C", git, "show", f"HEAD:{n}"], capture_output=True).stdout
-            z.writestr(n[len(folder) + 1:], data, zipfile.ZIP_DEFLATED)
+            member = zipfile.ZipInfo(n[len(folder) + 1:], date_time=(2024, 1, 1, 0, 0, 0))  # the same bytes each time
+            z.writestr(member, data, zipfile.ZIP_DEFLATED)
     rows.append((name, repo, folder, commit, lic, "translate", note + " (zipped from the sample's folder)"))
 
 
