@@ -15,9 +15,10 @@ verbatim) and its drawings' text boxes (drawingml_text.py, as in PowerPoint). A 
 is one block, named after the first cell that uses it: a text in several cells is translated once and
 every one of them shows the translation. An inline string (`<c t="inlineStr"><is>`) is a block of its
 own; shared strings that no cell uses come last ("shared string N"). A plain `<t>` is one run; rich text
-is one run per `<r>`, styled by its serialised `<rPr>` (a monospace font is verbatim); a line break in a
-cell ("\n" in a `<t>`, Alt+Enter) is a verbatim run of its own, so it stays between the words around it,
-and a `<t>` holding one keeps xml:space="preserve"; a superscript or subscript run the translation leaves
+is one run per `<r>`, styled by its serialised `<rPr>` (a monospace font is verbatim). A cell with line
+breaks ("\n" in a `<t>`, Alt+Enter) is a block per line with words ("Sheet!A1, line 2"): the model lost
+every break handed to it, as text or as a verbatim run, so none is handed to it; the breaks are put back
+between the translated lines, and a `<t>` holding one keeps xml:space="preserve". A superscript or subscript run the translation leaves
 empty keeps its source text; phonetic guides (`<rPh>`) are not text. Formulas
 (`<f>`), their cached results, numbers, dates and booleans are not text and stay as they are; a
 translation that starts with "=" is still a string, not a formula. Sheet names are not translated
@@ -30,6 +31,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
@@ -151,30 +153,63 @@ def _set_text(item: etree._Element, text: str, ns: str) -> None:
             t.set(XML_SPACE, "preserve")
 
 
-def _string_slot(string: etree._Element, ns: str, where: str) -> Slot | None:
-    """A string item as a block (None when it has no text). Its writer gives each <t>/<r> the texts of its
-    runs in the translation's order and moves the <r>s into the order their first runs come in."""
-    items = _items(string, ns)
-    owner: list[int] = []
-    runs: list[Run] = []
-    marked: list[bool] = []
-    for number, item in enumerate(items):
-        for run, mark in _runs(item, ns):
-            owner.append(number)
-            runs.append(run)
-            marked.append(mark)
-    block = Block(runs, where)
-    if not block.text.strip():
-        return None
+@dataclass
+class _String:
+    """A string item (<si>, <is>) being written: its pieces (runs, a line break a piece of its own), which
+    <t>/<r> holds each, and the translation's texts and order, put into the XML once every line is in."""
+    items: list[etree._Element]
+    ns: str
+    owner: list[int]
+    texts: list[str]
+    order: list[int]
+    waiting: int = 0
 
-    def write(translated: TranslatedBlock) -> None:
+    def line_written(self) -> None:
+        self.waiting -= 1
+        if self.waiting:
+            return
+        sequence = [self.owner[i] for i in self.order]
         texts: dict[int, list[str]] = {}
-        for t in never_emptied(block, translated, marked):
-            texts.setdefault(owner[t.index], []).append(t.text)
-        for number, item in enumerate(items):
-            _set_text(item, "".join(texts.get(number, [])), ns)
-        permute(items, list(texts))
-    return Slot(block, write)
+        for i in self.order:
+            texts.setdefault(self.owner[i], []).append(self.texts[i])
+        for number, item in enumerate(self.items):
+            _set_text(item, "".join(texts.get(number, [])), self.ns)
+        runs_of = [n for k, n in enumerate(sequence) if k == 0 or sequence[k - 1] != n]
+        if sorted(runs_of) == list(range(len(self.items))):  # else each <r> keeps its place, texts set
+            permute(self.items, runs_of)
+
+
+def _string_slots(string: etree._Element, ns: str, where: str) -> list[Slot]:
+    """A string item as blocks, one per line of the cell with words: a line break (Alt+Enter) is never
+    handed to the translator, so it cannot be lost, and each line is translated on its own. Each <t>/<r>
+    gets the texts of its runs in the translation's order; the <r>s move into the order their runs
+    come in when each one's runs stay together."""
+    items = _items(string, ns)
+    pieces = [(number, run, mark) for number, item in enumerate(items) for run, mark in _runs(item, ns)]
+    state = _String(items, ns, [n for n, _, _ in pieces], [run.text for _, run, _ in pieces],
+                    list(range(len(pieces))))
+    lines: list[list[int]] = [[]]
+    for index, (_, run, _) in enumerate(pieces):
+        if run.text == "\n" and run.verbatim:
+            lines.append([])
+        else:
+            lines[-1].append(index)
+    lines = [line for line in lines if "".join(pieces[i][1].text for i in line).strip()]
+    slots = []
+    for k, line in enumerate(lines, 1):
+        block = Block([pieces[i][1] for i in line], where if len(lines) == 1 else f"{where}, line {k}")
+        marked = [pieces[i][2] for i in line]
+
+        def write(translated: TranslatedBlock, block: Block = block, line: list[int] = line,
+                  marked: list[bool] = marked) -> None:
+            kept = never_emptied(block, translated, marked)
+            for t in kept:
+                state.texts[line[t.index]] = t.text
+            state.order[line[0]: line[-1] + 1] = [line[t.index] for t in kept]
+            state.line_written()
+        slots.append(Slot(block, write))
+    state.waiting = len(slots)
+    return slots
 
 
 def _load(path: Path, language: str | None = None) -> Loaded:
@@ -188,14 +223,14 @@ def _load(path: Path, language: str | None = None) -> Loaded:
     slots = core_slots(package, "workbook")
     mark_core_language(package, language)
 
-    shared: dict[int, Slot] = {}
+    shared: dict[int, list[Slot]] = {}
     for shared_name in package.related(workbook_name, "sharedStrings")[:1]:
         table = package.root(shared_name)
         ns = etree.QName(table).namespace
         for index, si in enumerate(table.iterchildren(f"{{{ns}}}si")):
-            slot = _string_slot(si, ns, f"shared string {index + 1}")
-            if slot is not None:
-                shared[index] = slot
+            found = _string_slots(si, ns, f"shared string {index + 1}")
+            if found:
+                shared[index] = found
 
     for sheet_name, part in _sheets(workbook, workbook_rels, members):
         sheet = package.root(part)
@@ -204,18 +239,17 @@ def _load(path: Path, language: str | None = None) -> Loaded:
             kind = cell.get("t")
             if kind == "s" and shared:
                 value = cell.findtext(f"{{{ns}}}v") or ""
-                slot = shared.pop(int(value), None) if value.strip().isdigit() else None
-                if slot is not None:
-                    slot.block.where = f"{sheet_name}!{ref}"
-                    slots.append(slot)
+                found = shared.pop(int(value), []) if value.strip().isdigit() else []
+                for slot in found:  # named after the first cell that shows it ("Sheet!A1, line 2")
+                    line = slot.block.where.partition(", ")[2]
+                    slot.block.where = f"{sheet_name}!{ref}" + (f", {line}" if line else "")
+                slots += found
             elif kind == "inlineStr" and (string := cell.find(f"{{{ns}}}is")) is not None:
-                slot = _string_slot(string, ns, f"{sheet_name}!{ref}")
-                if slot is not None:
-                    slots.append(slot)
+                slots += _string_slots(string, ns, f"{sheet_name}!{ref}")
         slots += header_footer_slots(sheet, sheet_name)
         for number, drawing in enumerate(package.related(part, "drawing"), 1):
             slots += paragraph_slots(package, drawing, f"{sheet_name} drawing {number}", language)
-    slots += [shared[index] for index in sorted(shared)]  # shared strings that no cell uses
+    slots += [slot for index in sorted(shared) for slot in shared[index]]  # shared strings no cell uses
     return slots, package.save
 
 
