@@ -17,6 +17,7 @@ from openpyxl.drawing.image import Image as SheetImage
 from PIL import Image
 
 from nmt_desktop.core.documents.blocks import DocumentError, TranslatedRun, untranslated
+from nmt_desktop.core.documents.formats import sheet_header
 from nmt_desktop.core.documents.formats import xlsx as xlsx_format
 from tests.core.documents.fake_translation import MARK, fake_translate_all
 
@@ -323,3 +324,23 @@ def test_the_target_language_is_the_workbook_language(source: Path, tmp_path: Pa
     document.target_language = "de"
     document.save(out, fake_translate_all(document.blocks))
     assert openpyxl.load_workbook(out).properties.language == "de"
+
+
+def test_no_header_code_is_lost_whatever_the_translation_does_with_its_runs(tmp_path: Path) -> None:
+    """Excel's own header with formatting switched mid-section (&U on and off, colours, fonts): the real
+    model dropped the second &U when codes were runs of their own; now formatting codes are written
+    before their words and a dropped content code (&P) is put back."""
+    source = CORPUS / "poi-HeaderFooterComplexFormats.xlsx"
+    document = xlsx_format.open_document(source)
+    blocks = [b for b in document.blocks if "Header" in b.where or "Footer" in b.where]
+    assert blocks
+    translated = [[TranslatedRun(i, "" if r.verbatim else r.text.upper()) for i, r in enumerate(b.runs)][::-1]
+                  for b in document.blocks]
+    out = tmp_path / "out.xlsx"
+    document.save(out, translated)
+
+    def codes(path: Path) -> list[list[str]]:
+        sheet = etree.fromstring(_text_of(path, "xl/worksheets/sheet1.xml"))
+        return [sorted(sheet_header.CODE.findall(el.text or "")) for el in sheet.iter()
+                if isinstance(el.tag, str) and etree.QName(el).localname in sheet_header.KINDS]
+    assert codes(out) == codes(source) and codes(source)

@@ -10,17 +10,17 @@ docProps/core.xml (title, subject); images, charts, styles and every other membe
 were, in their order and with their compression.
 
 Blocks, in order: the workbook's title and subject, then per worksheet in the workbook's sheet order its
-string cells row by row, its headers and footers (sheet_header.py: a block per &L/&C/&R section, codes
-verbatim) and its drawings' text boxes (drawingml_text.py, as in PowerPoint). A shared string (`<si>`)
+string cells row by row, its headers and footers (sheet_header.py: a block per &L/&C/&R section, no code
+ever lost) and its drawings' text boxes (drawingml_text.py, as in PowerPoint). A shared string (`<si>`)
 is one block, named after the first cell that uses it: a text in several cells is translated once and
 every one of them shows the translation. An inline string (`<c t="inlineStr"><is>`) is a block of its
 own; shared strings that no cell uses come last ("shared string N"). A plain `<t>` is one run; rich text
 is one run per `<r>`, styled by its serialised `<rPr>` (a monospace font is verbatim). A cell with line
 breaks ("\n" in a `<t>`, Alt+Enter) is a block per line with words ("Sheet!A1, line 2"): the model lost
 every break handed to it, as text or as a verbatim run, so none is handed to it; the breaks are put back
-between the translated lines, and a `<t>` holding one keeps xml:space="preserve". A superscript or subscript run the translation leaves
-empty keeps its source text; phonetic guides (`<rPh>`) are not text. Formulas
-(`<f>`), their cached results, numbers, dates and booleans are not text and stay as they are; a
+between the translated lines, and a `<t>` holding one keeps xml:space="preserve". A superscript or
+subscript run the translation leaves empty keeps its source text; phonetic guides (`<rPh>`) are not
+text. Formulas (`<f>`), their cached results, numbers, dates and booleans are not text and stay as they are; a
 translation that starts with "=" is still a string, not a formula. Sheet names are not translated
 because formulas refer to them by name. Excel's `_xHHHH_` escapes are read as the characters they stand
 for and written back for characters XML cannot hold.
