@@ -6,8 +6,16 @@ aligns to takes its best-evidence target word, so a bold word is never lost. For
 order of their words in the translation, the plain runs (which look alike) placed between them every way
 they can be, and for each such order the target words are cut into one contiguous stretch per run by
 dynamic programming: the order and cut that give the most words to a run of their look win, while a
-formatted run never spreads over words aligned elsewhere. Every run gets exactly one stretch (possibly empty), so run
+formatted run never spreads over words aligned elsewhere. Every run gets exactly one stretch, so run
 counts survive, and every target word lands in exactly one run, so no text is lost.
+
+Nothing of the source is lost either (issue 42), when the runs' source texts are given (`RunInfo.text`):
+a word the source split between runs (H<sub>2</sub>O, 10<sup>23</sup>) is split the same way where the
+translation copies it; a verbatim run (inline code, a note reference), whose text the adapters write from
+the source, holds only its own text, never a neighbour's word, comma or space; a formatted run that still
+gets no words (a superscript digit, a note marker, a link the model left out) keeps its source text, so its
+element is never emptied and dropped; and two verbatim runs the translation puts side by side keep the
+separator the source had between them (`apt`, `yum`).
 """
 
 from __future__ import annotations
@@ -28,9 +36,12 @@ MAX_WORDS = 400  # longer blocks are cut by proportion (the DP is quadratic in w
 @dataclass(frozen=True)
 class RunInfo:
     """A source run as the transfer sees it: formatted (a style or verbatim) or plain, and whether it has
-    words to place."""
+    words to place; verbatim (written from the source by the adapters) and its source text, where known,
+    so that nothing of it is lost (see the module docstring)."""
     formatted: bool
     has_text: bool
+    verbatim: bool = False
+    text: str | None = None
 
 
 def target_labels(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence: np.ndarray,
@@ -47,12 +58,12 @@ def target_labels(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence:
         if j in fixed:
             labels.append(fixed[j])
             continue
-        candidates = linked[j]
+        candidates = [r for r in linked[j] if not runs[r].verbatim]  # a verbatim run holds its own text only
         formatted = [r for r in candidates if runs[r].formatted]
         pool = formatted or candidates
         labels.append(max(set(pool), key=pool.count) if pool else None)
     for r, run in enumerate(runs):  # a formatted run nothing aligns to takes its best-evidence word
-        if not (run.formatted and run.has_text) or r in labels:
+        if not (run.formatted and run.has_text) or run.verbatim or r in labels:
             continue
         columns = [i for i, owner in enumerate(source_runs) if owner == r]
         if not columns or n_target == 0:
@@ -83,6 +94,8 @@ def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | No
 
     def gain(r: int, j: int) -> int:
         label = labels[j]
+        if runs[r].verbatim and label != r:
+            return -len(labels) - 1  # worse than any other placement: its text would be lost
         if label == r or (label is not None and not runs[label].formatted and not runs[r].formatted):
             return 2  # its own word, or plain text in a plain run (plain runs look alike)
         if label is None:
@@ -162,14 +175,25 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
                  if source_runs]
     parts, glued, owner = split_punctuation(target_words)
     word_labels = target_labels(runs, source_runs, evidence, links, fixed)
-    labels = [word_labels[w] if not _is_punctuation(p) or w in fixed else None for p, w in zip(parts, owner)]
+    labels: list[int | None] = []
+    for p, w in zip(parts, owner):
+        kept = w in fixed and not runs[fixed[w]].verbatim  # a verbatim run's punctuation goes with plain text
+        labels.append(word_labels[w] if not _is_punctuation(p) or kept else None)
+        if labels[-1] is not None and runs[labels[-1]].verbatim and w not in fixed:
+            labels[-1] = None
+    parts, glued, labels = _split_anchors(runs, parts, glued, labels)
     order, spans = best_cut(runs, labels)
-    texts = ["".join(("" if glued[j] or j == s else " ") + parts[j] for j in range(s, e)) for s, e in spans]
+    pieces = [_Piece("".join(("" if glued[j] or j == s else " ") + parts[j] for j in range(s, e)),
+                     glued[s] if e > s else False) for s, e in spans]
+    order, pieces = _never_emptied(runs, order, pieces)
+    texts = [piece.text for piece in pieces]
     filled = [i for i, text in enumerate(texts) if text]
-    for a, b in zip(filled, filled[1:]):  # the space between two stretches: on the plain side
-        if glued[spans[b][0]]:
+    for a, b in zip(filled, filled[1:]):  # the space between two stretches: on the plain side, never verbatim
+        if pieces[b].glued or pieces[a].exact or pieces[b].exact:
             continue
-        if runs[order[a]].formatted and not runs[order[b]].formatted:
+        if runs[order[a]].verbatim and runs[order[b]].verbatim:
+            continue  # neither can hold a space (adapters write a verbatim run from its source)
+        if (runs[order[a]].formatted and not runs[order[b]].formatted) or runs[order[a]].verbatim:
             texts[b] = " " + texts[b]
         else:
             texts[a] += " "
@@ -179,6 +203,125 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
     elif texts:
         texts[0] = lead + trail
     return [TranslatedRun(r, text) for r, text in zip(order, texts)]
+
+
+@dataclass
+class _Piece:
+    """A run's stretch as text: glued (no space before it) and exact (a source text put back: no space
+    added on either side)."""
+    text: str
+    glued: bool = False
+    exact: bool = False
+
+
+def _source_words(runs: Sequence[RunInfo]) -> list[list[tuple[str, int]]]:
+    """The source's whitespace words that cross runs (H<sub>2</sub>O), each as its (text, run) pieces."""
+    if any(run.text is None for run in runs):
+        return []
+    words: list[list[tuple[str, int]]] = [[]]
+    for r, run in enumerate(runs):
+        for chunk in re.split(r"(\s+)", run.text or ""):
+            if not chunk:
+                continue
+            if chunk.isspace():
+                words.append([])
+            else:
+                words[-1].append((chunk, r))
+    return [w for w in words if len(w) > 1 and any(runs[r].formatted for _text, r in w)]
+
+
+def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool],
+                   labels: list[int | None]) -> tuple[list[str], list[bool], list[int | None]]:
+    """Target parts cut where they hold a source text that belongs to a run of its own: a verbatim run's
+    text inside a word labelled with it ("apt-Paket"), or two or more pieces of a word the source split
+    between runs ("H2O", "1023"), each piece then labelled with its run."""
+    crossing = _source_words(runs)
+    tokens = {r: run.text.strip() for r, run in enumerate(runs)  # a URL, number or marker of its own run
+              if run.formatted and not run.verbatim and run.text and run.text.strip()
+              and not any(ch.isspace() for ch in run.text.strip()) and not run.text.strip().isalpha()}
+    matched: dict[int, int] = {}  # part -> the run whose token it holds (the first such part per run)
+    for j, (part, label) in enumerate(zip(parts, labels)):
+        for r, text in tokens.items():
+            if r not in matched.values() and (label is None or not runs[label].formatted or label == r) \
+                    and (part == text or (len(text) >= 4 and text in part)):
+                matched[j] = r
+                break
+    labels = [None if label in matched.values() and j not in matched else label for j, label in enumerate(labels)]
+    out_parts, out_glued, out_labels = [], [], []
+    for j, (part, glue, label) in enumerate(zip(parts, glued, labels)):
+        cuts: list[tuple[str, int | None]] = [(part, label)]
+        token = matched.get(j)
+        if token is not None:
+            at = part.find(tokens[token])
+            cuts = [(part[:at], label), (tokens[token], token), (part[at + len(tokens[token]):], label)]
+        elif label is not None and runs[label].verbatim and runs[label].text:
+            own = runs[label].text.strip()
+            at = part.find(own) if own else -1
+            if at >= 0 and part != own:
+                cuts = [(part[:at], None), (own, label), (part[at + len(own):], None)]
+        elif crossing and not _is_punctuation(part):
+            best: list[tuple[str, int]] = []
+            for word in crossing:
+                for a in range(len(word)):
+                    for b in range(a + 2, len(word) + 1):
+                        if b - a > len(best) and "".join(t for t, _r in word[a:b]) in part:
+                            best = word[a:b]
+            if best:
+                at = part.find("".join(t for t, _r in best))
+                rest = part[at + sum(len(t) for t, _r in best):]
+                cuts = [(part[:at], label)] + [(t, r) for t, r in best] + [(rest, label)]
+        first = True
+        for text, cut_label in cuts:
+            if not text:
+                continue
+            out_parts.append(text)
+            out_glued.append(glue if first else True)
+            out_labels.append(cut_label)
+            first = False
+    return out_parts, out_glued, out_labels
+
+
+def _never_emptied(runs: Sequence[RunInfo], order: list[int],
+                   pieces: list[_Piece]) -> tuple[list[int], list[_Piece]]:
+    """Runs the cut left empty move next to the run before them (the last formatted one: alignment placed
+    it), a formatted one keeping its source text (glued where the source glued it); two verbatim runs side
+    by side get an empty plain run between them holding the source's separator (", "), else a space."""
+    order, pieces = list(order), list(pieces)
+    for r in range(1, len(runs)):  # a run with no words goes just after the last run before it with words
+        i = order.index(r)
+        before = [p for p in range(r) if pieces[order.index(p)].text]
+        before = [p for p in before if runs[p].formatted] or before  # formatted runs are placed by alignment
+        if pieces[i].text or not before:
+            continue
+        piece = pieces.pop(i)
+        order.pop(i)
+        at = order.index(before[-1]) + 1
+        order.insert(at, r)
+        pieces.insert(at, piece)
+    for i, r in enumerate(order):
+        run = runs[r]
+        if run.formatted and run.has_text and run.text and not pieces[i].text.strip():
+            before = runs[r - 1].text if r > 0 else " "
+            glue = bool(before) and not before[-1:].isspace() and not run.text[:1].isspace()
+            pieces[i] = _Piece(run.text.strip(), glue)
+    for i in range(len(order) - 1, 0, -1):  # two verbatim runs side by side: a plain run between them
+        a, b = order[i - 1], order[i]
+        if not (runs[a].verbatim and runs[b].verbatim and pieces[i - 1].text and pieces[i].text):
+            continue
+        empty = [p for p in range(len(runs)) if not runs[p].formatted and not pieces[order.index(p)].text]
+        if not empty:
+            continue
+        between = [p for p in empty if min(a, b) < p < max(a, b)]
+        sep = (between or empty)[0]
+        source = "".join(runs[p].text or "" for p in range(min(a, b) + 1, max(a, b)))
+        text = source if source.strip() and not any(ch.isalnum() for ch in source) else " "
+        k = order.index(sep)
+        order.pop(k)
+        pieces.pop(k)
+        at = order.index(b)
+        order.insert(at, sep)
+        pieces.insert(at, _Piece(text, True, True))
+    return order, pieces
 
 
 def _is_punctuation(part: str) -> bool:

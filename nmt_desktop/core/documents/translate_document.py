@@ -2,7 +2,9 @@
 placeholders, glossary terms forced in, and each block's formatting carried over by alignment.
 
 Per block (blocks.py): verbatim runs (inline code) and do-not-translate spans (placeholders.py) become
-placeholder names; the text is cut into sentences by the one policy (core/decoding/document.py); every
+placeholder names; the text is cut into sentences by the one policy (core/decoding/document.py), a
+sentence longer than the model takes cut into pieces that fit and named in `DocumentTranslation.cut_sentences`
+(a document is never refused for one long list or table row, issue 42); every
 sentence of the document is translated in batches (constraints.py, which also forces glossary terms and
 placeholders in); the names are put back; and a block whose runs look different (a bold word, a link)
 has its translation cut into its runs by word alignment (inline_transfer.py: the model's own alignment,
@@ -66,6 +68,18 @@ class DocumentTranslation:
     blocks: list[BlockResult]
     report: ConstraintReport
     sentences: int
+    cut_sentences: list[tuple[str, int]] = field(default_factory=list)  # (block's where, sentences cut) per block
+
+    def cut_line(self) -> str:
+        """"3 sentences were longer than the model takes and were translated in pieces: paragraph 12, …"
+        ("" when none was)."""
+        total = sum(n for _where, n in self.cut_sentences)
+        if not total:
+            return ""
+        wheres = [where for where, _n in self.cut_sentences]
+        shown = ", ".join(wheres[:10]) + (f" and {len(wheres) - 10} more" if len(wheres) > 10 else "")
+        verb = "sentences were" if total > 1 else "sentence was"
+        return f"{total} {verb} longer than the model takes and translated in pieces: {shown}"
 
 
 @dataclass
@@ -80,6 +94,7 @@ class _Prepared:
     verbatim_names: dict[str, int]
     lead: str
     trail: str
+    cut: int = 0  # sentences longer than the model takes, translated in pieces
 
 
 def _styled(block: Block) -> bool:
@@ -114,7 +129,7 @@ def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -
     new_owners += owners[last:]
     verbatim_names = {p.name: verbatim_runs[s] for p, (s, _e) in zip(protected.placeholders, sorted(spans + free))
                       if s in verbatim_runs}
-    units = translator.units([protected.text])
+    units, cut = _units(translator, protected.text)
     starts, cursor = [], 0
     for unit in units:
         found = protected.text.find(unit.text, cursor)
@@ -132,7 +147,21 @@ def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -
             for s, e in number_spans(unit.text, names):
                 found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e]), kept=True))
         constraints.append(sorted(found, key=lambda c: c.start))
-    return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail)
+    return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail, cut)
+
+
+def _units(translator: "Translator", text: str) -> tuple[list["Unit"], int]:
+    """The block's units by the one policy, a sentence too long for the model cut into pieces that fit
+    (`sentence_pieces`), and how many sentences were cut."""
+    from nmt_desktop.core.decoding.document import line_sentences, sentence_pieces
+    from nmt_desktop.core.decoding.results import Unit
+
+    limit, units, cut = translator.config.max_positions, [], 0
+    for sentence in line_sentences(text):
+        pieces = sentence_pieces(sentence, translator.source_ids, limit)
+        cut += len(pieces) > 1
+        units += [Unit(0, piece, ids, translator.source_pieces(ids)) for piece, ids in pieces]
+    return units, cut
 
 
 def translate_document(translator: "Translator", document: Document, cfg: DecodeConfig | None = None,
@@ -169,7 +198,8 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
         config = getattr(translator, "config", None)
         language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
         document.target_language = language.strip("<>") or None
-    return DocumentTranslation(document, results, report, len(units))
+    cut = [(block.where, prep.cut) for block, prep in zip(document.blocks, prepared) if prep and prep.cut]
+    return DocumentTranslation(document, results, report, len(units), cut)
 
 
 def _block_result(translator: "Translator", block: Block, prep: _Prepared, sentences: Sequence["Translation"],
@@ -200,7 +230,8 @@ def _block_result(translator: "Translator", block: Block, prep: _Prepared, sente
     evidence = np.zeros((offset_t, offset_s))  # (target words, source words): block-diagonal by sentence
     for matrix, t0, s0 in evidence_parts:
         evidence[t0: t0 + matrix.shape[0], s0: s0 + matrix.shape[1]] = matrix
-    infos = [RunInfo(run.style is not None or run.verbatim, bool(run.text.strip())) for run in block.runs]
+    infos = [RunInfo(run.style is not None or run.verbatim, bool(run.text.strip()), run.verbatim, run.text)
+             for run in block.runs]
     flat = [w for sentence in words for w in sentence]
     runs = transfer(infos, source_runs, flat, evidence, links, fixed, prep.lead, prep.trail)
     return BlockResult(block.text, prep.lead + target + prep.trail, runs, list(sentences))
