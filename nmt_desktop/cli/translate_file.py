@@ -87,4 +87,6 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(f"{out}: {result.sentences} sentences in {len(document.blocks)} blocks translated in {seconds:.1f} s; "
           f"{glossary_summary(result.report)}", file=sys.stderr)
+    if result.cut_line():  # a sentence too long for the model, translated in pieces (issue 42)
+        print(f"  {result.cut_line()}", file=sys.stderr)
     return 0

@@ -10,7 +10,11 @@ the editor's text) both cut with `Translator.units`, which follows it, so a text
   gained 11-27 BLEU on dev lines of two or three sentences (benchmarks/RESULTS.md, "Sentence policy
   and language identification");
 - a sentence longer than the model accepts (`max_positions` source tokens) is cut at ; and :, and a
-  piece that still does not fit is refused (`InputTooLongError`);
+  piece that still does not fit is refused (`InputTooLongError`): a typed line says so rather than guess.
+  A document never refuses (`cut_long`, `sentence_pieces`, issue 42: four real documents were refused for
+  one list or table row): a sentence too long is cut at ; and :, then at commas and dashes, then before
+  conjunctions, then hard on word boundaries, adjacent clauses merged again while they fit, so that each
+  piece is as long as the model takes;
 - an empty (or blank) line has no unit: its translation is empty, and the line stays.
 """
 
@@ -82,21 +86,102 @@ def check_length(ids: Sequence[int], text: str, limit: int) -> None:
             f"{limit}; split it into shorter sentences")
 
 
+# where a sentence too long for the model is cut, coarsest first (then hard, on words): clauses after ; and :,
+# after commas and before spaced dashes, before conjunctions (English, German, French, Spanish, Italian)
+_CONJUNCTIONS = ("and or but nor because although though while whereas which who that so yet "
+                 "und oder aber sondern denn weil obwohl während dass wenn als "
+                 "et ou mais car donc puisque quand lorsque qui que "
+                 "y o pero porque aunque cuando e ma perché mentre").split()
+_CUTS = (
+    _CLAUSE_END,
+    re.compile(r"(?<=,)\s+|(?<=[，、])|\s+(?=[–—]\s)"),
+    re.compile(rf"\s+(?=(?:{'|'.join(_CONJUNCTIONS)})\s)", re.IGNORECASE),
+)
+
+
+def sentence_pieces(sentence: str, source_ids: Callable[[str], list[int]], limit: int,
+                    level: int = 0) -> list[tuple[str, list[int]]]:
+    """A sentence as pieces (text, source ids) the model takes: itself when it fits, else cut at the
+    coarsest boundaries (`_CUTS`) with neighbours merged again while they fit, a piece still too long cut
+    at the next ones, and at last hard between words (between characters for one word over the limit).
+    Each piece is a substring of the sentence, in order; none is longer than `limit` tokens."""
+    ids = source_ids(sentence)
+    if len(ids) <= limit:
+        return [(sentence, ids)]
+    if level == len(_CUTS):
+        return _hard_pieces(sentence, source_ids, limit)
+    spans, start = [], 0
+    for cut in _CUTS[level].finditer(sentence):
+        if cut.start() > start:
+            spans.append((start, cut.start()))
+        start = max(start, cut.end())
+    spans.append((start, len(sentence)))
+    spans = [(a, b) for a, b in spans if sentence[a:b].strip()]
+    if len(spans) < 2:
+        return sentence_pieces(sentence, source_ids, limit, level + 1)
+    pieces, (first, last) = [], spans[0]
+    for a, b in spans[1:]:
+        if len(source_ids(sentence[first:b])) <= limit:
+            last = b
+            continue
+        pieces += sentence_pieces(sentence[first:last].strip(), source_ids, limit, level + 1)
+        first, last = a, b
+    return pieces + sentence_pieces(sentence[first:last].strip(), source_ids, limit, level + 1)
+
+
+def _hard_pieces(text: str, source_ids: Callable[[str], list[int]], limit: int) -> list[tuple[str, list[int]]]:
+    """`text` cut greedily into the longest runs of whole words that fit; a word alone over the limit is
+    cut between characters."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    pieces, (first, last) = [], words[0]
+    for a, b in words[1:]:
+        if len(source_ids(text[first:b])) <= limit:
+            last = b
+            continue
+        pieces += _fitting(text[first:last], source_ids, limit)
+        first, last = a, b
+    return pieces + _fitting(text[first:last], source_ids, limit)
+
+
+def _fitting(piece: str, source_ids: Callable[[str], list[int]], limit: int) -> list[tuple[str, list[int]]]:
+    """`piece` when it fits, else (one word over the limit) its longest fitting prefixes in turn."""
+    ids = source_ids(piece)
+    if len(ids) <= limit:
+        return [(piece, ids)]
+    pieces, start = [], 0
+    while start < len(piece):
+        lo, hi = start + 1, len(piece)  # binary search for the longest prefix from `start` that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if len(source_ids(piece[start:mid])) <= limit else (lo, mid - 1)
+        pieces.append((piece[start:lo], source_ids(piece[start:lo])))
+        start = lo
+    return pieces
+
+
+def line_sentences(line: str) -> list[str]:
+    """The sentences of a line as the policy translates them (a line of one sentence is itself, as typed)."""
+    sentences = split_sentences(line)
+    return [line] if len(sentences) == 1 else sentences
+
+
 def line_units(line: str, source_ids: Callable[[str], list[int]], limit: int,
-               whole: bool = False) -> list[tuple[str, list[int]]]:
+               whole: bool = False, cut_long: bool = False) -> list[tuple[str, list[int]]]:
     """The units of one line as (text, source ids): its sentences (a line of one sentence is itself), a
     sentence too long for the model cut at ; and :, none for a blank line; InputTooLongError for a piece
-    that still does not fit. `whole`: the line itself when it fits (what peers such as transformers and
-    CTranslate2 translate: parity checks and benchmarks against them), else its sentences."""
+    that still does not fit, unless `cut_long` (documents: `sentence_pieces` cuts it until it fits).
+    `whole`: the line itself when it fits (what peers such as transformers and CTranslate2 translate:
+    parity checks and benchmarks against them), else its sentences."""
     if not line.strip():
         return []
     if whole:
         ids = source_ids(line)
         if len(ids) <= limit:
             return [(line, ids)]
-    sentences = split_sentences(line)
+    if cut_long:
+        return [piece for sentence in line_sentences(line) for piece in sentence_pieces(sentence, source_ids, limit)]
     units = []
-    for sentence in [line] if len(sentences) == 1 else sentences:
+    for sentence in line_sentences(line):
         ids = source_ids(sentence)
         if len(ids) > limit:
             clauses = [c for c in (c.strip() for c in _CLAUSE_END.split(sentence)) if c]

@@ -235,7 +235,7 @@ class DocumentDialog(QDialog):
         self.progress.setValue(self.progress.maximum())
         seconds = time.perf_counter() - self._t0
         parts = [f"Done: {len(self.lines)} blocks ({result.sentences} sentences) in {format_eta(seconds)}.",
-                 glossary_line(result, self.glossary), "Save… writes the translation."]
+                 glossary_line(result, self.glossary), result.cut_line(), "Save… writes the translation."]
         self.status.setText(" ".join(p.rstrip(".") + "." for p in parts if p))
         self._set_running(False)
         self.translationFinished.emit(list(self.lines))
