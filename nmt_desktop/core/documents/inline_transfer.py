@@ -304,13 +304,14 @@ def _never_emptied(runs: Sequence[RunInfo], order: list[int],
             before = runs[r - 1].text if r > 0 else " "
             glue = bool(before) and not before[-1:].isspace() and not run.text[:1].isspace()
             pieces[i] = _Piece(run.text.strip(), glue)
-    for i in range(len(order) - 1, 0, -1):  # two verbatim runs side by side: a plain run between them
-        a, b = order[i - 1], order[i]
-        if not (runs[a].verbatim and runs[b].verbatim and pieces[i - 1].text and pieces[i].text):
-            continue
+    while True:  # two verbatim runs side by side (empty runs between): a plain run between them
+        filled = [k for k in range(len(order)) if pieces[k].text]
         empty = [p for p in range(len(runs)) if not runs[p].formatted and not pieces[order.index(p)].text]
-        if not empty:
-            continue
+        pair = next(((order[x], order[y]) for x, y in zip(filled, filled[1:])
+                     if runs[order[x]].verbatim and runs[order[y]].verbatim), None)
+        if pair is None or not empty:
+            break
+        a, b = pair
         between = [p for p in empty if min(a, b) < p < max(a, b)]
         sep = (between or empty)[0]
         source = "".join(runs[p].text or "" for p in range(min(a, b) + 1, max(a, b)))

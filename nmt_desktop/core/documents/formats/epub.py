@@ -1,6 +1,7 @@
 """EPUB books (.epub): the XHTML content documents of the OPF spine (and the EPUB 3 nav document) read
 with html.py's block logic, the OPF's dc:title and the EPUB 2 toc.ncx labels; every other member (images,
-CSS, fonts, the manifest) is copied byte-identical.
+CSS, fonts, the manifest) is copied byte-identical. A translation's dc:language and its chapters' lang and
+xml:lang say the target language.
 
 Not ebooklib: its write regenerates the package (OPF, nav, ncx, ids), more change than a translation
 should make.
@@ -20,6 +21,8 @@ from nmt_desktop.core.documents.formats.xml_parts import (
     Loaded,
     Slot,
     SlotDocument,
+    XML_LANG,
+    mark_language,
     member,
     parse_xml,
     read_zip,
@@ -77,7 +80,16 @@ def _load(path: Path) -> Loaded:
             if (text.text or "").strip():
                 slots.append(text_slot(text, f"{name}: label {i}"))
 
-    def serialise(target: Path) -> None:
+    def serialise(target: Path, language: str | None) -> None:
+        if language:  # the book and its chapters say they are in the translation's language
+            for code in opf.getroot().iter(f"{{{DC}}}language"):
+                code.text = language
+                break
+            for name in xhtml:
+                root = trees[name].getroot()
+                mark_language(root, language)
+                if root.get("lang") is None and root.get(XML_LANG) is None:
+                    root.set(XML_LANG, language)
         write_zip(path, target, {name: serialise_xml(tree, members[name]) for name, tree in trees.items()})
 
     return slots, serialise

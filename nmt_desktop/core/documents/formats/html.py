@@ -3,7 +3,8 @@
 Every block-level element's inline content is a block (a div's or li's text between nested blocks is
 cut at them); b/i/a/span... are runs' styles; code/kbd/samp/var and EPUB note references are verbatim
 runs, <pre> a verbatim block; alt, title, placeholder and the meta description are blocks of their own.
-script/style are never read. The file is written in the encoding it declared, with its doctype.
+script/style are never read. The file is written in the encoding it declared, with its doctype, and a
+translation's <html lang> says the target language.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from nmt_desktop.core.documents.blocks import Block, DocumentError, Run
 from nmt_desktop.core.documents.formats.inline_tree import InlineRules, Kind, spans_of
 from nmt_desktop.core.documents.formats.xml_parts import (
     Loaded,
+    XML_LANG,
     Slot,
     SlotDocument,
     attr_slot,
+    mark_language,
     span_slot,
 )
 from nmt_desktop.core.documents.text_encoding import decode_html
@@ -127,7 +130,10 @@ def _load(path: Path) -> Loaded:
 
     bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
 
-    def serialise(target: Path) -> None:
+    def serialise(target: Path, language: str | None) -> None:
+        if language and local(root) == "html":  # the page says it is in the translation's language
+            root.set("lang", language)
+            mark_language(root, language, (XML_LANG,))
         target.write_bytes(bom + etree.tostring(tree, method="html", encoding=encoding))
 
     return html_slots(root), serialise

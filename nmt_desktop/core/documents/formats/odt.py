@@ -6,6 +6,7 @@ a translation should make. Blocks are text:p and text:h wherever they are (table
 notes); a footnote or a frame inside a paragraph is moved whole and its own paragraphs are blocks of
 their own; text:span and text:a are run styles; fields (page number, dates) and spans or paragraphs in
 a code style ("Source Text", "Preformatted Text") are verbatim. svg:title/svg:desc (alt text) are blocks.
+A translation's meta.xml dc:language and the styles' fo:language (with fo:country) say the target language.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ ODF = "urn:oasis:names:tc:opendocument:xmlns:"
 TEXT, STYLE, DRAW, TABLE, OFFICE = (ODF + n for n in ("text:1.0", "style:1.0", "drawing:1.0", "table:1.0",
                                                      "office:1.0"))
 SVG = ODF + "svg-compatible:1.0"
+FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+COUNTRIES = {"de": "DE", "fr": "FR", "es": "ES", "it": "IT", "nl": "NL", "pt": "PT", "pl": "PL", "sv": "SE",
+             "da": "DK", "fi": "FI", "cs": "CZ", "ru": "RU", "uk": "UA", "ja": "JP", "zh": "CN", "en": "GB"}
 DC = "http://purl.org/dc/elements/1.1/"
 CHAIN = {f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}meta", f"{{{TEXT}}}ruby", f"{{{TEXT}}}ruby-base"}
 ATOMS = {f"{{{TEXT}}}note", f"{{{TEXT}}}line-break", f"{{{TEXT}}}soft-page-break",
@@ -157,10 +161,26 @@ def _load(path: Path) -> Loaded:
     for body in content.getroot().iter(f"{{{OFFICE}}}body"):
         slots += _part_slots(body, rules, styles, "body")
 
-    def serialise(target: Path) -> None:
+    def serialise(target: Path, language: str | None) -> None:
+        if language:
+            _mark_language(trees, language)
         write_zip(path, target, {name: serialise_xml(tree, members[name]) for name, tree in trees.items()})
 
     return slots, serialise
+
+
+def _mark_language(trees: dict[str, etree._ElementTree], language: str) -> None:
+    """The document says it is in `language`: meta.xml's dc:language and every fo:language the styles set
+    (with its fo:country), except text marked as in no language (zxx: code, names)."""
+    for tree in trees.values():
+        for el in tree.getroot().iter():
+            if el.tag == f"{{{DC}}}language":
+                el.text = language
+            current = el.get(f"{{{FO}}}language") if isinstance(el.tag, str) else None
+            if current is not None and current != "zxx":
+                el.set(f"{{{FO}}}language", language)
+                if el.get(f"{{{FO}}}country") is not None:
+                    el.set(f"{{{FO}}}country", COUNTRIES.get(language, "none"))
 
 
 def open_document(path: Path) -> SlotDocument:

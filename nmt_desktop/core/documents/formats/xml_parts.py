@@ -48,17 +48,21 @@ def attr_slot(el: etree._Element, attr: str, where: str) -> Slot:
     return Slot(Block([Run(el.get(attr, ""))], where), write, order=0)
 
 
-# A loaded file: its slots in reading order, and how to serialise it once they are written.
-Loaded = tuple[list[Slot], Callable[[Path], None]]
+# A loaded file: its slots in reading order, and how to serialise it once they are written (with the
+# translation's language, or None to leave the source's language marks as they are).
+Loaded = tuple[list[Slot], Callable[[Path, "str | None"], None]]
 
 
 class SlotDocument:
     """A Document over a loader. save() loads the source again and writes into that fresh copy, so a
-    document can be saved any number of times and the source file is only ever read."""
+    document can be saved any number of times and the source file is only ever read. `target_language`
+    (set by translate_document from the model, e.g. "de"): what the copy says its language is (HTML lang,
+    EPUB dc:language, ODF fo:language and dc:language); None keeps the source's."""
 
     def __init__(self, path: Path, load: Callable[[Path], Loaded]):
         self.path, self._load = path, load
         self.blocks: list[Block] = [s.block for s in load(path)[0]]
+        self.target_language: str | None = None
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         slots, serialise = self._load(self.path)
@@ -74,7 +78,7 @@ class SlotDocument:
                 raise DocumentError(f"{self.path.name}: {e}") from None
         for i in sorted(range(len(slots)), key=lambda i: slots[i].order):
             slots[i].write(translated[i])
-        serialise(Path(path))
+        serialise(Path(path), self.target_language)
 
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False)
@@ -128,3 +132,13 @@ def write_zip(source: Path, target: Path, replaced: dict[str, bytes]) -> None:
             if info.filename == "mimetype":
                 info.compress_type = zipfile.ZIP_STORED
             zout.writestr(info, data)
+
+
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+def mark_language(root: etree._Element, language: str, attributes: Sequence[str] = ("lang", XML_LANG)) -> None:
+    """The root element's language attributes that are set (HTML lang, XHTML xml:lang) say `language`."""
+    for attr in attributes:
+        if root.get(attr) is not None:
+            root.set(attr, language)
