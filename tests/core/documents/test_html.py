@@ -169,3 +169,21 @@ def test_opened_through_the_registry(page: Path) -> None:
 
     doc = formats.open_document(page)  # the safety checks pass a well-formed file through to this module
     assert [b.text for b in doc.blocks] == [b.text for b in open_document(page).blocks]
+
+
+WORD_PAGE = """<html xmlns:o="urn:schemas-microsoft-com:office:office"><head><meta charset="utf-8"></head><body>
+<p class=MsoNormal><span style='font-size:12.0pt'>Dear <b>reader</b>, welcome<o:p>&nbsp;</o:p></span></p>
+<p class=MsoNormal><o:p>&nbsp;</o:p></p></body></html>"""
+
+
+def test_a_word_exported_page_with_office_tags_translates(tmp_path: Path) -> None:
+    """Word's <o:p> (read by the HTML parser as a tag named "o:p", which lxml will not create by name)
+    crashed both the reading and the rebuilding of its paragraph (issue 42)."""
+    source = tmp_path / "word.html"
+    source.write_text(WORD_PAGE, encoding="utf-8")
+    doc = open_document(source)
+    assert [b.text.strip() for b in doc.blocks] == ["Dear reader, welcome"]
+    out = tmp_path / "out.html"
+    doc.save(out, fake_translate_all(doc.blocks))
+    page = out.read_text(encoding="utf-8")
+    assert page.count("<o:p>") == 2 and MARK + "READER" in page

@@ -36,10 +36,6 @@ KNOWN_BUGS: dict[str, str] = {
                         "Preformatted') are taken for code and left untranslated",
     "tika-resume.html": "a <span> that starts and ends with <br><br> is split into two spans when its runs are "
                         "reordered",
-    "tika-testHTMLNoisyMetaEncoding_1.html": "a Word-exported page with <o:p> tags crashes (ValueError: Invalid tag "
-                                             "name 'o:p') instead of translating",
-    "tika-testHTMLNoisyMetaEncoding_2.html": "a Word-exported page with <o:p> tags crashes (ValueError: Invalid tag "
-                                             "name 'o:p') instead of translating",
 }
 
 

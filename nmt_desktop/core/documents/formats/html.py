@@ -41,8 +41,9 @@ EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 
 
 def local(el: etree._Element) -> str:
-    """The tag without its namespace, lower case (XHTML's tags are namespaced, HTML's are not)."""
-    return etree.QName(el).localname.lower() if isinstance(el.tag, str) else ""
+    """The tag without its namespace, lower case (XHTML's tags are namespaced, HTML's are not; a Word page's
+    <o:p> is kept as "o:p", which lxml's QName refuses)."""
+    return el.tag.rsplit("}", 1)[-1].lower() if isinstance(el.tag, str) else ""
 
 
 def _kind(el: etree._Element) -> Kind:

@@ -12,6 +12,7 @@ block inside them (a footnote's paragraph) keeps its identity for its own write.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -158,7 +159,7 @@ class InlineSpan:
                 del stack[keep:]
                 for source in chain[keep:]:
                     target = stack[-1][1] if stack else holder
-                    copy = target.makeelement(source.tag, dict(source.attrib))
+                    copy = _empty_copy(source, target)
                     target.append(copy)
                     stack.append((source, copy))
                 target = stack[-1][1] if stack else holder
@@ -175,6 +176,19 @@ class InlineSpan:
         at = 0 if self.prev is None else parent.index(self.prev) + 1
         for i, child in enumerate(list(holder)):
             parent.insert(at + i, child)
+
+
+def _empty_copy(source: Element, target: Element) -> Element:
+    """source's tag and attributes without its content; a tag lxml will not create by name (Word's <o:p>
+    in an HTML page, which the HTML parser read as it is) is copied whole and emptied."""
+    try:
+        return target.makeelement(source.tag, dict(source.attrib))
+    except ValueError:
+        copy = deepcopy(source)
+        for child in list(copy):
+            copy.remove(child)
+        copy.text = copy.tail = None
+        return copy
 
 
 def spans_of(parent: Element, splits: Callable[[Element], bool], rules: InlineRules) -> list[InlineSpan]:
