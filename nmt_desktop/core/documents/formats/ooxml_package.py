@@ -121,7 +121,9 @@ class Package:
         return {name: serialise_xml(tree, self.members[name]) for name, (tree, read) in self._trees.items()
                 if etree.tostring(tree) != read}
 
-    def save(self, target: Path) -> None:
+    def save(self, target: Path, language: str | None = None) -> None:
+        """Write the package to `target` (the target language, SlotDocument's second argument, was
+        already applied by the writers, which OoxmlDocument's loader hands it to)."""
         write_zip(self.path, target, self.changed())
 
 
@@ -147,10 +149,9 @@ def mark_core_language(package: Package, language: str | None) -> None:
 
 
 class OoxmlDocument(SlotDocument):
-    """A SlotDocument whose loader also takes the target language (a BCP 47 tag such as "de"), which the
-    translated runs (w:lang, a:rPr lang), the default style and dc:language get on save; None (the
-    default) leaves every language as the source has it. translate_document sets it from the model."""
+    """A SlotDocument whose loader also takes `target_language` (a BCP 47 tag such as "de"; set by
+    translate_document from the model), because the writers need it: the translated runs (w:lang, a:rPr
+    lang), Word's default style and dc:language get it on save; None leaves every language as it was."""
 
     def __init__(self, path: Path, load: Callable[[Path, str | None], Loaded]):
-        self.target_language: str | None = None
-        super().__init__(path, lambda source: load(source, self.target_language))
+        super().__init__(path, lambda source: load(source, getattr(self, "target_language", None)))
