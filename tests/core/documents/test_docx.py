@@ -337,3 +337,19 @@ def test_the_target_language_marks_translated_runs_the_default_style_and_the_cor
     styles = _xml(parts, "word/styles.xml")
     assert styles.find(f"{{{W}}}docDefaults/{{{W}}}rPrDefault/{{{W}}}rPr/{{{W}}}lang").get(f"{{{W}}}val") == "de"
     assert docx.Document(str(out)).core_properties.language == "de"
+
+
+def test_prose_set_in_a_proportional_font_in_a_preformatted_paragraph_is_translated(tmp_path: Path) -> None:
+    """Word's 'HTML Preformatted' paragraphs of a pasted web page whose runs are set in Times New Roman
+    (poi-drawing.docx): prose, not code; a run in the style's own font is still code."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    document = docx.Document()
+    document.styles.add_style("HTML Preformatted", WD_STYLE_TYPE.PARAGRAPH)
+    prose = document.add_paragraph(style="HTML Preformatted")
+    prose.add_run("Media monitoring").font.name = "Times New Roman"
+    document.add_paragraph("x = 1", style="HTML Preformatted")
+    path = tmp_path / "pasted.docx"
+    document.save(str(path))
+    first, second = docx_format.open_document(path).blocks
+    assert not first.verbatim and second.verbatim

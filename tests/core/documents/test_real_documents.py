@@ -32,8 +32,6 @@ with open(CORPUS / "SOURCES.tsv", newline="", encoding="utf-8") as _f:
 KNOWN_BUGS: dict[str, str] = {
     "fastapi-README.md": "raw inline HTML tags (<em>, <dfn>) move as runs of their own, so a reordered sentence gets "
                          "'</dfn>...<dfn>' and loses the strong/emphasis around them",
-    "poi-drawing.docx": "runs set in Times New Roman in a paragraph style whose font is monospace (Word's 'HTML "
-                        "Preformatted') are taken for code and left untranslated",
     "tika-resume.html": "a <span> that starts and ends with <br><br> is split into two spans when its runs are "
                         "reordered",
 }

@@ -210,7 +210,8 @@ class _Reader:
                 if [run_text(s.run) for s in twin] == [r.text for r in runs]:
                     targets.append((mirrors[element], twin))
             style = element.find(f"{w('pPr')}/{w('pStyle')}")
-            verbatim = style is not None and style.get(w("val")) in self.code_styles
+            verbatim = (style is not None and style.get(w("val")) in self.code_styles
+                        and not all(_set_in_proportional_font(slot.run) for slot in slots))
             block = Block(runs, f"{part.label}, {_place(element, number)}", verbatim)
             self.slots.append(Slot(block, _para_writer(block, targets, [m for _, m in read], self.language)))
 
@@ -247,6 +248,14 @@ class _Reader:
         marked = (link is not None or (align is not None and align.get(w("val")) in ("superscript", "subscript"))
                   or any(a.tag == w("ins") for a in slot.run.iterancestors()))
         return Run(text, key, verbatim), marked
+
+
+def _set_in_proportional_font(run: etree._Element) -> bool:
+    """Whether the run sets its own font and it is no code font: Word's "HTML Preformatted" paragraphs of
+    pasted web pages often hold prose set in Times New Roman, which is text, not code."""
+    fonts = run.find(f"{w('rPr')}/{w('rFonts')}")
+    names = [fonts.get(w(a)) for a in ("ascii", "hAnsi")] if fonts is not None else []
+    return any(names) and not any(is_monospace(name) for name in names if name)
 
 
 def _para_writer(block: Block, targets: list[tuple[etree._Element, list[RunSlot]]], marked: list[bool],
