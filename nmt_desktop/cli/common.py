@@ -68,11 +68,16 @@ def naming_model(path: Path) -> Iterator[None]:
 
 
 def set_threads(n: int | None) -> None:
-    """torch's intra-op threads for `--threads N` (None: leave torch's default); one inter-op thread."""
-    if n is None:
-        return
+    """torch's intra-op threads for `--threads N` (None: core/decoding/threads.py's default, the cores not
+    busy with other work: torch's one per core collapsed beside busy processes, issue 42); one inter-op thread."""
     import torch
 
+    if n is None:
+        from nmt_desktop.core.decoding.threads import chosen_threads
+
+        n = chosen_threads()
+        if n is None:
+            return
     torch.set_num_threads(n)
     try:
         torch.set_num_interop_threads(1)
