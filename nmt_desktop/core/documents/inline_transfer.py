@@ -45,9 +45,11 @@ class RunInfo:
 
 
 def target_labels(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence: np.ndarray,
-                  links: Sequence[tuple[int, int]], fixed: dict[int, int]) -> list[int | None]:
+                  links: Sequence[tuple[int, int]], fixed: dict[int, int], fallback: bool = True) -> list[int | None]:
     """The run of each target word: evidence (target words, source words), links (source i, target j),
-    source_runs[i] the run of source word i, fixed: target word -> run (placeholders)."""
+    source_runs[i] the run of source word i, fixed: target word -> run (placeholders). fallback: a
+    formatted run nothing aligns to takes its best-evidence word (transfer does that after cutting words
+    at source texts, `best_words`)."""
     n_target = evidence.shape[0]
     linked: list[list[int]] = [[] for _ in range(n_target)]
     for i, j in links:
@@ -62,15 +64,26 @@ def target_labels(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence:
         formatted = [r for r in candidates if runs[r].formatted]
         pool = formatted or candidates
         labels.append(max(set(pool), key=pool.count) if pool else None)
-    for r, run in enumerate(runs):  # a formatted run nothing aligns to takes its best-evidence word
+    return best_words(runs, source_runs, evidence, fixed, labels, list(range(n_target))) if fallback else labels
+
+
+def best_words(runs: Sequence[RunInfo], source_runs: Sequence[int], evidence: np.ndarray, fixed: dict[int, int],
+               labels: list[int | None], owner: Sequence[int], parts: Sequence[str] | None = None) -> list[int | None]:
+    """labels (of target words, or of their parts: `owner` the word of each) where each formatted run
+    nothing aligns to takes its best-evidence word (a part that is not punctuation), so a bold word is
+    never lost."""
+    labels = list(labels)
+    for r, run in enumerate(runs):
         if not (run.formatted and run.has_text) or run.verbatim or r in labels:
             continue
-        columns = [i for i, owner in enumerate(source_runs) if owner == r]
-        if not columns or n_target == 0:
+        columns = [i for i, o in enumerate(source_runs) if o == r]
+        if not columns or not labels:
             continue
-        free = [j for j in range(n_target) if j not in fixed and (labels[j] is None or not runs[labels[j]].formatted)]
+        free = [k for k in range(len(labels)) if owner[k] not in fixed
+                and (labels[k] is None or not runs[labels[k]].formatted)
+                and (parts is None or not _is_punctuation(parts[k]))]
         if free:
-            labels[max(free, key=lambda j: evidence[j, columns].sum())] = r
+            labels[max(free, key=lambda k: evidence[owner[k], columns].sum())] = r
     return labels
 
 
@@ -174,14 +187,15 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
         links = [(round(j * len(source_runs) / len(target_words)), j) for j in range(len(target_words))
                  if source_runs]
     parts, glued, owner = split_punctuation(target_words)
-    word_labels = target_labels(runs, source_runs, evidence, links, fixed)
+    word_labels = target_labels(runs, source_runs, evidence, links, fixed, fallback=False)
     labels: list[int | None] = []
     for p, w in zip(parts, owner):
         kept = w in fixed and not runs[fixed[w]].verbatim  # a verbatim run's punctuation goes with plain text
         labels.append(word_labels[w] if not _is_punctuation(p) or kept else None)
         if labels[-1] is not None and runs[labels[-1]].verbatim and w not in fixed:
             labels[-1] = None
-    parts, glued, labels = _split_anchors(runs, parts, glued, labels)
+    parts, glued, labels, owner = _split_anchors(runs, parts, glued, labels, owner)
+    labels = best_words(runs, source_runs, evidence, fixed, labels, owner, parts)
     order, spans = best_cut(runs, labels)
     pieces = [_Piece("".join(("" if glued[j] or j == s else " ") + parts[j] for j in range(s, e)),
                      glued[s] if e > s else False) for s, e in spans]
@@ -230,8 +244,8 @@ def _source_words(runs: Sequence[RunInfo]) -> list[list[tuple[str, int]]]:
     return [w for w in words if len(w) > 1 and any(runs[r].formatted for _text, r in w)]
 
 
-def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool],
-                   labels: list[int | None]) -> tuple[list[str], list[bool], list[int | None]]:
+def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool], labels: list[int | None],
+                   owner: list[int]) -> tuple[list[str], list[bool], list[int | None], list[int]]:
     """Target parts cut where they hold a source text that belongs to a run of its own: a verbatim run's
     text inside a word labelled with it ("apt-Paket"), or two or more pieces of a word the source split
     between runs ("H2O", "1023"), each piece then labelled with its run."""
@@ -247,7 +261,7 @@ def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool],
                 matched[j] = r
                 break
     labels = [None if label in matched.values() and j not in matched else label for j, label in enumerate(labels)]
-    out_parts, out_glued, out_labels = [], [], []
+    out_parts, out_glued, out_labels, out_owner = [], [], [], []
     for j, (part, glue, label) in enumerate(zip(parts, glued, labels)):
         cuts: list[tuple[str, int | None]] = [(part, label)]
         token = matched.get(j)
@@ -257,8 +271,9 @@ def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool],
         elif label is not None and runs[label].verbatim and runs[label].text:
             own = runs[label].text.strip()
             at = part.find(own) if own else -1
-            if at >= 0 and part != own:
-                cuts = [(part[:at], None), (own, label), (part[at + len(own):], None)]
+            if at >= 0 and part != own:  # what is glued to it ("-Element") goes with its source neighbour
+                cuts = [(part[:at], _neighbour(runs, label - 1)), (own, label),
+                        (part[at + len(own):], _neighbour(runs, label + 1))]
         elif crossing and not _is_punctuation(part):
             best: list[tuple[str, int]] = []
             for word in crossing:
@@ -277,8 +292,15 @@ def _split_anchors(runs: Sequence[RunInfo], parts: list[str], glued: list[bool],
             out_parts.append(text)
             out_glued.append(glue if first else True)
             out_labels.append(cut_label)
+            out_owner.append(owner[j])
             first = False
-    return out_parts, out_glued, out_labels
+    return out_parts, out_glued, out_labels, out_owner
+
+
+def _neighbour(runs: Sequence[RunInfo], r: int) -> int | None:
+    """Run r as the label of a word glued to a verbatim run beside it: a formatted run (the bold around a
+    code span), else None (plain text)."""
+    return r if 0 <= r < len(runs) and runs[r].formatted and not runs[r].verbatim else None
 
 
 def _never_emptied(runs: Sequence[RunInfo], order: list[int],

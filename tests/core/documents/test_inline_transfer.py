@@ -104,3 +104,13 @@ def test_without_source_texts_the_old_callers_get_what_they_got() -> None:
     out = transfer(runs, [0, 1, 2, 2], "a b c d".split(), np.zeros((4, 4)), [(0, 0), (1, 1), (2, 2), (3, 3)], {})
     assert joined(out) == "a b c d"
     assert texts(out)[1] == "b"
+
+
+def test_a_word_glued_to_a_code_span_stays_in_the_bold_around_it() -> None:
+    runs = infos(("plain", "The "), ("style", "HTML "), ("verbatim", "<q>"), ("style", " element"), ("plain", " quotes."))
+    words = "Das HTML-<q>-Element zitiert.".split()
+    links = [(0, 0), (1, 1), (3, 1), (4, 2)]
+    out = transfer(runs, [0, 1, 2, 3, 4], words, np.zeros((3, 5)), links, {1: 2})
+    assert texts(out)[2] == "<q>"
+    assert texts(out)[3] == "-Element"
+    assert joined(out) == "Das HTML-<q>-Element zitiert."
