@@ -93,8 +93,10 @@ def test_blocks_cover_every_piece_of_text(source: Path) -> None:
                      "A green square", "Speaker notes here"):
         assert expected in texts
     body = next(b for b in blocks if b.text.startswith("Results"))
-    assert body.text == "Results grew fast, see the site\nx = 1"  # the field is left out
-    assert [r.text for r in body.runs if r.verbatim] == ["\n", "x = 1"]
+    assert body.text == "Results grew fast, see the site" and body.where == "slide 1, paragraph 2, line 1"
+    after_break = blocks[blocks.index(body) + 1]  # a line break is never text: each line is a block
+    assert after_break.where == "slide 1, paragraph 2, line 2"
+    assert [(r.text, r.verbatim) for r in after_break.runs] == [("x = 1", True)]  # the field is left out
     assert next(r for r in body.runs if r.text == "see the site").style[:2] == ("link", URL)
 
 
@@ -118,14 +120,14 @@ def test_round_trip_translates_every_text_and_keeps_the_rest(source: Path, tmp_p
     assert len(reopened.slides) == 2
     assert reopened.core_properties.title == MARK + "QUARTERLY REVIEW"
     body = reopened.slides[0].placeholders[1].text_frame.paragraphs[0]
-    assert [r.text for r in body.runs] == ["x = 1", MARK + "SEE THE SITE", MARK + " FAST, ", MARK + "GREW",
-                                           MARK + "RESULTS "]
+    assert [r.text for r in body.runs] == [MARK + "SEE THE SITE", MARK + " FAST, ", MARK + "GREW",
+                                           MARK + "RESULTS ", "x = 1"]
     runs = {r.text: r for r in body.runs}
     assert runs[MARK + "GREW"].font.bold is True and runs[MARK + "RESULTS "].font.bold is None
     assert runs[MARK + "SEE THE SITE"].hyperlink.address == URL
     assert runs["x = 1"].font.name == "Consolas"
     children = [c.tag.split("}")[1] for c in body._p if c.tag != a("pPr")]
-    assert children == ["r", "br", "r", "r", "r", "r", "fld"]  # the break moved with its words, the field stayed
+    assert children == ["r", "r", "r", "r", "br", "r", "fld"]  # each line's runs moved, the break and field stayed
     second = reopened.slides[1]
     table = next(s for s in second.shapes if s.has_table).table
     assert table.cell(1, 1).text == MARK + "12"
@@ -246,3 +248,21 @@ def test_translating_with_the_model_marks_its_target_language(footnoted: Path, t
     assert languages == {"de"}
     marker = next(r for r in runs if r.find(f"{a('rPr')}/{a('hlinkClick')}") is not None)
     assert marker.findtext(a("t")) == "1"  # the footnote marker and its link stay, whatever the alignment gave it
+
+
+def test_a_line_break_is_never_handed_to_the_translator(tmp_path: Path, en_de) -> None:
+    """The bundled model put every word before an a:br handed to it as a verbatim run ("Mach die Tür auf.
+    Schließ das Fenster." then the break): each line is translated on its own now."""
+    from nmt_desktop.core.documents.translate_document import save_translation, translate_document
+
+    prs = pptx.Presentation()
+    title = prs.slides.add_slide(prs.slide_layouts[5]).shapes.title.text_frame.paragraphs[0]
+    title.add_run().text = "Open the door."
+    title.add_line_break()
+    title.add_run().text = "Close the window."
+    path = tmp_path / "lines.pptx"
+    prs.save(str(path))
+    out = save_translation(translate_document(en_de, pptx_format.open_document(path)), tmp_path / "out.pptx")
+    paragraph = next(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("p")))
+    lines = [c.findtext(a("t")) if c.tag == a("r") else "|" for c in paragraph if c.tag in (a("r"), a("br"))]
+    assert lines[1] == "|" and lines[0].strip() and lines[2].strip(), lines

@@ -1,8 +1,9 @@
 """DrawingML paragraphs (a:p of a:r and a:br) as blocks: the text of PowerPoint slides and notes and of
-Excel's text boxes and shapes (xl/drawings/). A run is an a:r; an a:br between runs is a verbatim "\\n"
-run so the line break moves with the words around it; a:fld (slide number, date) is left out and keeps
-working. A link (a:hlinkClick, its r:id resolved in the part's rels) or a superscript/subscript
-(a:rPr baseline) that the translation leaves empty keeps its source text."""
+Excel's text boxes and shapes (xl/drawings/). A run is an a:r; an a:br (Shift+Enter) ends a line, and each
+line with words is a block of its own, so a break is never handed to the translator (the model put every
+word before one) and stays where it is; a:fld (slide number, date) is left out and keeps working. A link
+(a:hlinkClick, its r:id resolved in the part's rels) or a superscript/subscript (a:rPr baseline) that the
+translation leaves empty keeps its source text."""
 
 from __future__ import annotations
 
@@ -30,9 +31,7 @@ def a(tag: str) -> str:
 
 
 def set_run_text(run: etree._Element, text: str) -> None:
-    """An a:r gets the text in its a:t; an a:br (a line break between runs) has none to set."""
-    if run.tag != a("r"):
-        return
+    """An a:r gets the text in its a:t."""
     node = run.find(a("t"))
     if node is None:
         node = etree.SubElement(run, a("t"))
@@ -42,8 +41,6 @@ def set_run_text(run: etree._Element, text: str) -> None:
 
 def _run(run: etree._Element, package: Package, part: str) -> tuple[Run, bool]:
     """The run, and whether it must never come back empty (a link, a superscript or subscript)."""
-    if run.tag == a("br"):
-        return Run("\n", None, True), False
     props = run.find(a("rPr"))
     key: object = style_key(props, noise_attrs=RPR_NOISE)
     click = props.find(a("hlinkClick")) if props is not None else None
@@ -55,15 +52,26 @@ def _run(run: etree._Element, package: Package, part: str) -> tuple[Run, bool]:
     return Run(run.findtext(a("t")) or "", key, any(is_monospace(f) for f in fonts)), click is not None or raised
 
 
-def paragraph_slot(paragraph: etree._Element, package: Package, part: str, where: str,
-                   language: str | None = None) -> Slot | None:
-    """An a:p as a block (None when it has no text), its writer moving and filling the runs; a run whose
-    text changed gets `language` (a:rPr lang) when one is given."""
-    slots = [RunSlot(child, child) for child in paragraph if child.tag in (a("r"), a("br"))]
-    read = [_run(slot.run, package, part) for slot in slots]
+def paragraph_slots_of(paragraph: etree._Element, package: Package, part: str, where: str,
+                       language: str | None = None) -> list[Slot]:
+    """An a:p as blocks, one per line with words (a:br, Shift+Enter, ends a line: "paragraph 2, line 1"):
+    the model put every word before a break handed to it, so a break never is; each line's runs move
+    only among themselves, the breaks stay where they are. A run whose text changed gets `language`
+    (a:rPr lang) when one is given."""
+    lines: list[list[RunSlot]] = [[]]
+    for child in paragraph:
+        if child.tag == a("br"):
+            lines.append([])
+        elif child.tag == a("r"):
+            lines[-1].append(RunSlot(child, child))
+    read = [[_run(slot.run, package, part) for slot in line] for line in lines]
+    kept = [k for k, runs in enumerate(read) if "".join(run.text for run, _ in runs).strip()]
+    return [_line_slot(lines[k], read[k], where if len(kept) == 1 else f"{where}, line {n}", language)
+            for n, k in enumerate(kept, 1)]
+
+
+def _line_slot(slots: list[RunSlot], read: list[tuple[Run, bool]], where: str, language: str | None) -> Slot:
     block = Block([run for run, _ in read], where)
-    if not block.text.strip():
-        return None
     marked = [m for _, m in read]
 
     def write(translated: TranslatedBlock) -> None:
@@ -71,7 +79,7 @@ def paragraph_slot(paragraph: etree._Element, package: Package, part: str, where
         write_runs(slots, kept, set_run_text)
         for t in kept if language else ():
             run = slots[t.index].run
-            if run.tag == a("r") and t.text != block.runs[t.index].text:
+            if t.text != block.runs[t.index].text:
                 props = run.find(a("rPr"))
                 if props is None:
                     props = run.makeelement(a("rPr"), {})
@@ -89,7 +97,5 @@ def paragraph_slots(package: Package, part: str, label: str, language: str | Non
     """Every a:p of a part with text, in document order, as "LABEL, paragraph N"."""
     slots: list[Slot] = []
     for number, paragraph in enumerate((p for p in package.root(part).iter(a("p")) if not in_fallback(p)), 1):
-        slot = paragraph_slot(paragraph, package, part, f"{label}, paragraph {number}", language)
-        if slot is not None:
-            slots.append(slot)
+        slots += paragraph_slots_of(paragraph, package, part, f"{label}, paragraph {number}", language)
     return slots

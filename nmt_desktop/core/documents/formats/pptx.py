@@ -8,10 +8,9 @@ paragraph, so every r:id still resolves in its slide's rels.
 
 Blocks, in order: the core title and subject, then per slide (the presentation's order) every a:p of its
 XML in document order (shapes, placeholders, groups, table cells) and every shape's alt text (p:cNvPr
-descr/title), then the slide's notes. A run is an a:r; an a:br between runs is a verbatim "\\n" run so
-the line break moves with the words around it; a:fld (slide number, date) is left out and keeps working.
-A superscript/subscript run (a:rPr baseline) or a link that the translation leaves empty keeps its
-source text. Layouts and masters (template prompts), charts and SmartArt (parts of their own) are not
+descr/title), then the slide's notes; a paragraph with line breaks (a:br) is a block per line
+(drawingml_text.py); a:fld (slide number, date) is left out and keeps working. A superscript/subscript
+run (a:rPr baseline) or a link that the translation leaves empty keeps its source text. Layouts and masters (template prompts), charts and SmartArt (parts of their own) are not
 translated.
 """
 
@@ -22,7 +21,7 @@ from pathlib import Path
 from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, Run
-from nmt_desktop.core.documents.formats.drawingml_text import a, in_fallback, paragraph_slot
+from nmt_desktop.core.documents.formats.drawingml_text import a, in_fallback, paragraph_slots_of
 from nmt_desktop.core.documents.formats.ooxml_package import (
     R_NS,
     OoxmlDocument,
@@ -51,9 +50,7 @@ def _part_slots(package: Package, part: str, label: str, language: str | None) -
                     slots.append(Slot(block, lambda t, e=element, at=attr: e.set(at, "".join(r.text for r in t))))
             continue
         number += 1
-        slot = paragraph_slot(element, package, part, f"{label}, paragraph {number}", language)
-        if slot is not None:
-            slots.append(slot)
+        slots += paragraph_slots_of(element, package, part, f"{label}, paragraph {number}", language)
     return slots
 
 
