@@ -150,7 +150,9 @@ def _fitting(piece: str, source_ids: Callable[[str], list[int]], limit: int) -> 
         return [(piece, ids)]
     pieces, start = [], 0
     while start < len(piece):
-        lo, hi = start + 1, len(piece)  # binary search for the longest prefix from `start` that fits
+        # binary search for the longest prefix from `start` that fits, within 32 characters a token (a blob of
+        # 100,000 characters is not tokenized whole at every probe)
+        lo, hi = start + 1, min(len(piece), start + 32 * limit)
         while lo < hi:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if len(source_ids(piece[start:mid])) <= limit else (lo, mid - 1)

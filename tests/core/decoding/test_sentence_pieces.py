@@ -56,3 +56,16 @@ def test_cut_long_units_never_refuse_while_the_typed_line_policy_still_does():
     line = "Short one. " + " ".join(["word"] * 9)
     assert [p for p, _ in line_units(line, words, 4, cut_long=True)] == [
         "Short one.", "word word word word", "word word word word", "word"]
+
+
+def test_a_huge_word_is_cut_without_tokenizing_it_whole_at_every_cut():
+    seen = [0]
+
+    def counted(text: str) -> list[int]:
+        seen[0] += len(text)
+        return [0] * len(text)
+
+    blob = "x" * 20_000  # a base64 image or a minified line: one "word"
+    pieces = sentence_pieces(blob, counted, 64)
+    assert "".join(p for p, _ in pieces) == blob and all(len(ids) <= 64 for _p, ids in pieces)
+    assert seen[0] < 50 * len(blob)  # each cut looks at a window near it, not at the rest of the blob
