@@ -51,10 +51,7 @@ def test_html_keeps_every_inline_element_with_text_and_says_it_is_german(en_de, 
     assert out.get("lang") == "de"
 
 
-CONTAINER = b"""<?xml version="1.0"?>
-<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
-<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>
-</container>"""
+from tests.core.documents.test_epub import CONTAINER  # noqa: E402 - the same container.xml
 
 OPF = b"""<?xml version="1.0" encoding="UTF-8"?>
 <package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
