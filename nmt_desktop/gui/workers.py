@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from .decode_threads import end_decoding, start_decoding
+
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
@@ -85,12 +87,15 @@ class TranslateWorker(QObject):
             return
         self._busy.set()
         try:
+            threads = start_decoding()  # the thread policy, on this thread (decode_threads.py)
+            log.debug("decoding on %s", f"{threads} torch threads" if threads else "torch's own threads (OMP_NUM_THREADS)")
             self._run(request_id, translator, text, cfg)
         except Exception as exc:  # noqa: BLE001 - reported to the UI as one line
             log.exception("translation %d failed", request_id)
             if not self.is_cancelled(request_id):
                 self.failed.emit(request_id, one_line(exc))
         finally:
+            end_decoding()
             self._busy.clear()
             with self._lock:
                 self._cancelled.discard(request_id)
