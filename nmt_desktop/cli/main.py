@@ -22,7 +22,7 @@ from typing import Sequence
 
 from nmt_desktop import __version__
 from nmt_desktop.cli import (align, evaluate, explain, export, gui, heads, import_marian, info, models, pull, qe,
-                             score, train, translate, translate_file)
+                             score, serve, train, translate, translate_file)
 from nmt_desktop.cli.common import PROG, CLIError, UsageError, print_error
 
 # Exceptions meaning "bad model or input" (exit 1, message only); looked up lazily so that importing
@@ -69,7 +69,7 @@ def _run_gui(parser: argparse.ArgumentParser) -> int:
 # The commands, in `--help` order: each module has `add_parser(subparsers, common) -> parser` and
 # `run(args) -> exit code`.
 COMMANDS: tuple[ModuleType, ...] = (translate, translate_file, score, align, explain, qe, info, heads, train, evaluate, export, import_marian,
-                                   models, pull, gui)
+                                   models, pull, serve, gui)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,174 @@
+"""OPUS-CAT MT Engine's REST routes (OpusCatMTEngineCore/OWIN/MachineTranslationController.cs), so that its
+Trados, memoQ, OmegaT and Wordfast plugins work pointed at this server's port: GET /MtRestService/Translate,
+TranslateJson, TranslateStream, BatchTranslate, ListSupportedLanguagePairs, GetLanguagePairModelTags,
+CheckModelStatus; POST TranslatePost, PreOrderBatch. Parameters tokenCode, input, srcLangCode, trgLangCode,
+modelTag, as query or form fields. The plugins send tokenCode=0: it is accepted as OPUS-CAT does, unless
+the server has API keys, when tokenCode must be one (OPUS-CAT's own check always passes)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from nmt_desktop.server.batcher import DecodeKey, QueueFull
+from nmt_desktop.server.context import ServerContext, note, queue_full
+from nmt_desktop.server.errors import ApiError
+from nmt_desktop.server.routing import ServedModel
+from nmt_desktop.server.segments import sentences, text_segment
+
+# ISO 639-2/3 codes the plugins may send for a model's two-letter code (OPUS-CAT's IsoLanguage accepts both)
+_THREE_LETTER = {"eng": "en", "deu": "de", "ger": "de", "fra": "fr", "fre": "fr", "spa": "es", "ita": "it",
+                 "por": "pt", "nld": "nl", "dut": "nl", "fin": "fi", "swe": "sv", "rus": "ru", "pol": "pl"}
+
+
+def language_code(code: str) -> str:
+    """"en-US", "en_GB", "eng" -> "en" (OPUS-CAT's ShortestIsoCode)."""
+    base = code.replace("_", "-").split("-")[0].strip().strip('"').lower()
+    return _THREE_LETTER.get(base, base)
+
+
+async def _params(ctx: ServerContext, request: Request) -> dict[str, Any]:
+    params: dict[str, Any] = {k: request.query_params.getlist(k) for k in request.query_params.keys()}
+    if request.method == "POST":
+        body = await ctx.body(request, ctx.settings.limits.max_body_bytes)
+        kind = request.headers.get("content-type", "")
+        if "json" in kind and body:
+            try:
+                data = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                raise ApiError(400, "Invalid JSON format") from None
+            if isinstance(data, list):
+                params["input"] = [str(x) for x in data]
+            elif isinstance(data, dict):
+                params.update({k: v if isinstance(v, list) else [v] for k, v in data.items()})
+        elif body:
+            form = await request.form(max_files=0, max_fields=64)
+            for name in form.keys():
+                params.setdefault(name, [v for v in form.getlist(name) if isinstance(v, str)])
+    return params
+
+
+def _one(params: dict[str, Any], name: str) -> str:
+    values = params.get(name) or [""]
+    return str(values[0]) if values[0] is not None else ""
+
+
+def _route(ctx: ServerContext, params: dict[str, Any]) -> ServedModel:
+    return ctx.models.route(language_code(_one(params, "srcLangCode")), language_code(_one(params, "trgLangCode")))
+
+
+def _pieces(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if t != "</s>"]
+
+
+def translation_pair(translator: Any, text: str, said: list) -> dict[str, Any]:
+    """OPUS-CAT's TranslationPair: the translation (both spellings), the SentencePiece pieces of source and
+    translation, and piece alignments read from the attention (each target piece to its most attended source
+    piece, the heads and layers averaged)."""
+    source_pieces: list[str] = []
+    target_pieces: list[str] = []
+    links: list[tuple[int, int]] = []
+    for s in said:
+        src = _pieces(s.source_tokens)
+        tgt = _pieces(s.target_tokens)
+        attention = s.attention  # (L, H, T, S)
+        if attention is not None and src and tgt:
+            mean = attention.mean(axis=(0, 1))[: len(tgt), : len(src)]  # (T, S) without </s>
+            links += [(int(mean[j].argmax()) + len(source_pieces), j + len(target_pieces)) for j in range(len(tgt))]
+        source_pieces += src
+        target_pieces += tgt
+    to_target: dict[str, list[int]] = {}
+    to_source: dict[str, list[int]] = {}
+    for i, j in links:
+        to_target.setdefault(str(i), []).append(j)
+        to_source.setdefault(str(j), []).append(i)
+    return {"translation": text, "Translation": text, "SegmentedSourceSentence": source_pieces,
+            "SegmentedTranslation": target_pieces, "SegmentedAlignmentSourceToTarget": to_target,
+            "SegmentedAlignmentTargetToSource": to_source,
+            "AlignmentString": " ".join(f"{i}-{j}" for i, j in links), "RawTranslation": " ".join(target_pieces),
+            "Segmentation": 1}  # SegmentationMethod.SentencePiece
+
+
+async def _translate(ctx: ServerContext, request: Request, params: dict[str, Any], texts: list[str],
+                     pairs: bool) -> list[Any]:
+    model = _route(ctx, params)
+    limit = ctx.settings.limits
+    if len(texts) > limit.max_list:
+        raise ApiError(400, f"Invalid request: request ({len(texts)}) exceeds text limit ({limit.max_list})")
+    for text in texts:
+        if len(text) > limit.max_chars:
+            raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({limit.max_chars})")
+    segments = [text_segment(t) for t in texts]
+    note(request, len(segments), sum(s.characters for s in segments), model.name)
+    translator = model.translator
+    target = language_code(_one(params, "trgLangCode"))
+
+    def finish(results: list) -> list[Any]:
+        out, start = [], 0
+        for segment in segments:
+            mine = results[start: start + len(segment.blocks)]
+            start += len(segment.blocks)
+            text = segment.assemble(mine)
+            out.append(translation_pair(translator, text, sentences(mine)) if pairs else text)
+        return out
+
+    try:
+        future = model.worker.translate([b for s in segments for b in s.blocks],
+                                        DecodeKey(ctx.settings.beam_size, 1, target if model.multilingual else None),
+                                        finish)
+    except QueueFull as exc:
+        raise queue_full(exc) from None
+    return await ctx.wait(future)
+
+
+def _text_response(request: Request, text: str) -> Response:
+    """A C# string as ASP.NET Core answers it: text/plain, or a JSON string when the client asks only for JSON
+    (RestSharp's Accept, which the Trados plugin's JsonConvert then reads)."""
+    accept = request.headers.get("accept", "")
+    if "json" in accept and "text/plain" not in accept and "*/*" not in accept:
+        return JSONResponse(text)
+    return PlainTextResponse(text)
+
+
+def routes(ctx: ServerContext) -> list[Route]:
+    def handler(kind: str):
+        async def handle(request: Request) -> Response:
+            params = await _params(ctx, request)
+            ctx.check_access(request, _one(params, "tokenCode") if ctx.settings.keys else None)
+            if kind == "pairs":
+                pairs = [f"{s}-{t}" for s, t in ctx.models.pairs()]
+                return JSONResponse(pairs)
+            if kind == "tags":
+                model = _route(ctx, params)
+                return JSONResponse([model.name])
+            if kind == "status":
+                model = _route(ctx, params)
+                return _text_response(request, f"Model {model.name} for {model.source}-"
+                                               f"{language_code(_one(params, 'trgLangCode'))} is ready.")
+            if kind == "preorder":
+                return Response(status_code=200)
+            inputs = [str(v) for v in params.get("input", [])] or [""]
+            if kind == "batch":
+                return JSONResponse(await _translate(ctx, request, params, inputs, pairs=False))
+            answers = await _translate(ctx, request, params, inputs[:1], pairs=kind in ("json", "post"))
+            if kind in ("json", "post"):
+                return JSONResponse(answers[0])
+            return _text_response(request, answers[0]) if kind == "text" else PlainTextResponse(answers[0])
+        return handle
+
+    base = "/MtRestService/"
+    return [
+        Route(base + "Translate", handler("text"), methods=["GET"]),
+        Route(base + "TranslateJson", handler("json"), methods=["GET"]),
+        Route(base + "TranslateStream", handler("stream"), methods=["GET"]),
+        Route(base + "TranslatePost", handler("post"), methods=["GET", "POST"]),
+        Route(base + "BatchTranslate", handler("batch"), methods=["GET", "POST"]),
+        Route(base + "ListSupportedLanguagePairs", handler("pairs"), methods=["GET"]),
+        Route(base + "GetLanguagePairModelTags", handler("tags"), methods=["GET"]),
+        Route(base + "CheckModelStatus", handler("status"), methods=["GET"]),
+        Route(base + "PreOrderBatch", handler("preorder"), methods=["POST"]),
+    ]

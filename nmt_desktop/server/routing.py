@@ -1,0 +1,97 @@
+"""The models a server holds, routed by language pair: en->de and en->fr from one server, each model with
+its own decode thread (batcher.py) and its glossary (core/formats/model_glossary.py: the user's saved one,
+else the one its folder carries), forced into every translation it makes.
+
+A multilingual model (OPUS-MT en-ROMANCE, `>>fra<<` tokens) serves one pair per target token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nmt_desktop.core.hub.catalogue import language_name
+from nmt_desktop.server.errors import ApiError
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.documents.glossary import Glossary
+    from nmt_desktop.server.batcher import DecodeWorker
+
+
+@dataclass
+class ServedModel:
+    """One loaded model: its name, its language pair(s) and the thread that decodes for it."""
+    name: str
+    translator: "Translator"
+    source: str
+    targets: list[str]  # target codes; one for an ordinary model
+    worker: "DecodeWorker"
+    glossary: "Glossary | None" = None
+    multilingual: bool = False
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The "models" entries of the listening event and /nmt/stats."""
+        return [{"name": self.name, "source": self.source, "target": t} for t in self.targets]
+
+
+def model_languages(translator: "Translator") -> tuple[str, list[str], bool]:
+    """(source code, target codes, multilingual) of a model, from its config and language tokens."""
+    source = (translator.config.src_lang or "").strip() or "und"
+    tokens = translator.target_languages
+    if tokens:
+        return source, [t.strip("<>") for t in tokens], True
+    return source, [(translator.config.tgt_lang or "").strip() or "und"], False
+
+
+def model_glossary(translator: "Translator") -> "Glossary | None":
+    """The model's glossary (the user's saved one, else its folder's), read once when the server starts."""
+    from nmt_desktop.core.documents.glossary import Glossary
+    from nmt_desktop.core.formats.model_glossary import model_glossary_file
+
+    path = model_glossary_file(translator.path)
+    return Glossary.read(path) if path is not None else None
+
+
+class Models:
+    """Every served model, found by (source, target)."""
+
+    def __init__(self, served: list[ServedModel]):
+        self.served = served
+        self._pairs: dict[tuple[str, str], ServedModel] = {}
+        for model in served:
+            for target in model.targets:
+                self._pairs.setdefault((model.source, target), model)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [entry for model in self.served for entry in model.describe()]
+
+    def sources(self) -> list[str]:
+        return list(dict.fromkeys(m.source for m in self.served))
+
+    def targets_of(self, source: str) -> list[str]:
+        return [t for (s, t) in self._pairs if s == source]
+
+    def all_codes(self) -> list[str]:
+        return list(dict.fromkeys([c for (s, t) in self._pairs for c in (s, t)]))
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return list(self._pairs)
+
+    def knows(self, code: str) -> bool:
+        return code in self.all_codes()
+
+    def route(self, source: str, target: str) -> ServedModel:
+        """The model for source -> target; ApiError 400 in LibreTranslate's words when there is none."""
+        if not self.knows(source):
+            raise ApiError(400, f"{source} is not supported")
+        if not self.knows(target):
+            raise ApiError(400, f"{target} is not supported")
+        model = self._pairs.get((source, target))
+        if model is None:
+            raise ApiError(400, f"{language_name(target)} ({target}) is not available as a target language from "
+                                f"{language_name(source)} ({source})")
+        return model
+
+    def stop(self) -> None:
+        for model in self.served:
+            model.worker.stop()
