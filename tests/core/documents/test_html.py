@@ -187,3 +187,19 @@ def test_a_word_exported_page_with_office_tags_translates(tmp_path: Path) -> Non
     doc.save(out, fake_translate_all(doc.blocks))
     page = out.read_text(encoding="utf-8")
     assert page.count("<o:p>") == 2 and MARK + "READER" in page
+
+
+def test_a_span_that_starts_and_ends_with_line_breaks_stays_one_span(tmp_path: Path) -> None:
+    """tika's resume.html: a <span> opening with <br><br> after white space of its cell; the breaks went with
+    that white space's run, so reordered runs split the span in two. They now lead the span's first words."""
+    path = tmp_path / "mail.html"
+    path.write_text('<html><head><meta charset="utf-8"></head><body><table><tr><td>\n  '
+                    '<span class="n"><br><br>If you have ideas, please '
+                    '<a href="/write">write to us</a>.<br><br></span>\n  <table><tr><td>x</td></tr></table>'
+                    '</td></tr></table></body></html>', encoding="utf-8")
+    document = open_document(path)
+    out = tmp_path / "out.html"
+    document.save(out, fake_translate_all(document.blocks))
+    spans = load(out).findall(".//span")
+    assert len(spans) == 1 and len(spans[0].findall("br")) == 4 and spans[0].find("a").get("href") == "/write"
+    assert spans[0].text == MARK + "." and "".join(spans[0].itertext()).endswith(MARK + "IF YOU HAVE IDEAS, PLEASE ")

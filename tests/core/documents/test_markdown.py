@@ -165,3 +165,34 @@ def test_awkward_sources(tmp_path):
         out = tmp_path / f"out{number}.md"
         document.save(out, fake_translate_all(document.blocks))
         assert out.read_text(encoding="utf-8") == expected
+
+
+def test_inline_html_tags_enclose_their_words_wherever_the_translation_moves_them(tmp_path):
+    """Raw inline HTML that opens and closes in one paragraph (<em>, <dfn title>, <abbr>) is a look, like
+    **strong**: a reordered sentence keeps each element around its own words and inside the strong around it
+    (fastapi's README lost a strong and an em when its tags moved as runs of their own); an unpaired tag
+    (<br>, a lone <img>) is still a verbatim run."""
+    source = ('A very easy **<dfn title="components, services">Dependency Injection</dfn>** system.\n\n'
+              "Both paths take <em>operations</em> and a <abbr title=\"Command Line\">CLI</abbr> here.<br>\n")
+    document = open_document(write(tmp_path, source))
+    first, second = document.blocks
+    assert [r.text for r in first.runs] == ["A very easy ", "Dependency Injection", " system."]
+    assert [r.verbatim for r in second.runs] == [False, False, False, False, False, True]
+    out = tmp_path / "out.md"
+    document.save(out, fake_translate_all(document.blocks))
+    text = out.read_text(encoding="utf-8")
+    assert text == ('ÜT SYSTEM.**<dfn title="components, services">ÜT DEPENDENCY INJECTION</dfn>** ÜT A VERY EASY\n\n'
+                    '<br>ÜT HERE.<abbr title="Command Line">ÜT CLI</abbr>ÜT AND A <em>ÜT OPERATIONS</em>'
+                    "ÜT BOTH PATHS TAKE\n")
+    assert [kinds(b) for b in open_document(out).blocks] == [kinds(b) for b in document.blocks]
+
+
+def test_emphasis_the_translation_puts_against_a_word_still_reads_as_emphasis(tmp_path):
+    """A delimiter between punctuation inside and a word outside is no emphasis in CommonMark
+    (`*"In a hurry?"*word`): it gets a space outside; `_` against a word becomes `*`."""
+    document = open_document(write(tmp_path, 'Check the _"In a hurry?"_ section and **(this)** part.\n'))
+    out = tmp_path / "out.md"
+    document.save(out, fake_translate_all(document.blocks))
+    text = out.read_text(encoding="utf-8")
+    assert text == 'ÜT PART.**ÜT (THIS)** ÜT SECTION AND *ÜT "IN A HURRY?"* ÜT CHECK THE\n'
+    assert kinds(open_document(out).blocks[0]) == kinds(document.blocks[0]) == Counter({"em": 1, "strong": 1})

@@ -171,8 +171,11 @@ def test_round_trip_translates_every_text_and_keeps_the_package(odt: Path, tmp_p
     assert sorted(b.text for b in bold) == [MARK + "BOLD WORD", MARK + "STRONG", MARK + "TEXT"]
     assert content.find(".//text:span[@text:style-name='T2']", NS).text == MARK + "AN ITALIC PHRASE"
     body_p = content.findall(".//office:text/text:p", NS)[0]
-    # the runs were reversed (the last, "After<tab/>tab.", first), the formatting went with them
-    assert body_p.text == MARK + "AFTER" and body_p[0].tag == T + "tab" and body_p[0].tail.startswith("TAB.")
+    # the runs were reversed within each segment; the line break and the tab stay between the segments
+    line_break = body_p.find("text:line-break", NS)
+    assert line_break.tail == MARK + "AFTER" and line_break.getnext().tag == T + "tab"
+    assert line_break.getnext().tail == MARK + "TAB." and line_break.getnext().getnext() is None
+    assert body_p.text.startswith(MARK + ".")
     link = content.find(".//text:a", NS)
     assert link.get(XLINK_HREF) == "https://example.org/" and link.text == MARK + "LINK HERE"
     code = content.find(".//text:span[@text:style-name='Source_20_Text']", NS)
@@ -205,7 +208,11 @@ def test_blocks_are_listed_in_reading_order(odt: Path) -> None:
     assert where["Text box words"].startswith("text box") and where["Fruit"].startswith("table cell")
     assert [b.text for b in doc.blocks if b.verbatim] == ["def f(): return 1"]
     first = next(b for b in doc.blocks if b.text.startswith("A bold"))
-    assert first.text == "A bold word and an italic phrase in the middle,  a link here, run make all now.After\ttab."
+    assert first.text == "A bold word and an italic phrase in the middle,  a link here, run make all now."
+    after = [b for b in doc.blocks if b.where.startswith(first.where.rsplit(",", 1)[0])]
+    assert [(b.text, b.where.rsplit(", ", 1)[1]) for b in after] == [(first.text, "part 1"), ("After", "part 2"),
+                                                                     ("tab.", "part 3")]
+    assert not any("\t" in b.text for b in doc.blocks)  # a tab is never handed to the translator
     assert "1" not in first.text  # the note citation is not text to translate
     assert [r.verbatim for r in first.runs if r.text == "make all"] == [True]
 

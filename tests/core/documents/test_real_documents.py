@@ -29,12 +29,7 @@ with open(CORPUS / "SOURCES.tsv", newline="", encoding="utf-8") as _f:
     SOURCES = {row["file"]: row for row in csv.DictReader(_f, delimiter="\t")}
 
 # file -> the bug that makes it fail today, in one sentence. Delete the line when the test XPASSes.
-KNOWN_BUGS: dict[str, str] = {
-    "fastapi-README.md": "raw inline HTML tags (<em>, <dfn>) move as runs of their own, so a reordered sentence gets "
-                         "'</dfn>...<dfn>' and loses the strong/emphasis around them",
-    "tika-resume.html": "a <span> that starts and ends with <br><br> is split into two spans when its runs are "
-                        "reordered",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _param(name: str):

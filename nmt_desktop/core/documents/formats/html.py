@@ -24,7 +24,7 @@ from nmt_desktop.core.documents.formats.xml_parts import (
     SlotDocument,
     attr_slot,
     mark_language,
-    span_slot,
+    span_slots,
 )
 from nmt_desktop.core.documents.text_encoding import decode_html
 
@@ -86,7 +86,7 @@ def html_slots(root: etree._Element) -> list[Slot]:
         if name in BLOCKS:
             for span in spans_of(el, _splits, RULES):
                 counts[name] = counts.get(name, 0) + 1
-                slots.append(span_slot(span, f"<{name}> {counts[name]}"))
+                slots.extend(span_slots(span, f"<{name}> {counts[name]}"))
         for child in el:
             visit(child)
 

@@ -6,7 +6,14 @@ keyed by the chain's tags and attributes. Writing rebuilds the stretch in the tr
 run's text under a fresh copy of its chain, so a bold word's translation stays bold wherever it moves.
 Elements without text of their own (br, img, text:bookmark, a footnote, a frame) and verbatim ones
 (inline code, a field) are *moved*, never copied or re-created, so they come back byte-for-byte and any
-block inside them (a footnote's paragraph) keeps its identity for its own write.
+block inside them (a footnote's paragraph) keeps its identity for its own write. Such an element goes with
+the run before it, unless it sits inside an element that run is not in (a <span> that starts with
+<br><br>): then with the run after it, so the span is not split in two when the runs are reordered.
+
+A "break" (ODF's text:tab and text:line-break) cuts the stretch into segments, each a block of its own
+(`segment_blocks`): a tab or a line break handed to the model vanished or glued two words, and the
+segments on either side of it are usually separate phrases (a label and its value, two lines of an
+address). Breaks are written back where they stood, between the segments' translations.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from nmt_desktop.core.documents.blocks import (
 )
 
 Element = etree._Element
-Kind = Literal["chain", "verbatim", "atom", "chars"]
+Kind = Literal["chain", "verbatim", "atom", "chars", "break"]
 _TEXT = None  # an item's payload standing for the run's (translated) text
 
 
@@ -45,7 +52,8 @@ def append_text(parent: Element, text: str) -> None:
 class InlineRules:
     """What a format's inline elements are. kind(el): "chain" (formatting: descend, copy on write),
     "verbatim" (its text is one verbatim run; moved whole), "atom" (no translatable text; moved whole),
-    "chars" (stands for characters, e.g. ODF text:s: its text is chars(el), re-encoded by write_text)."""
+    "chars" (stands for characters, e.g. ODF text:s: its text is chars(el), re-encoded by write_text),
+    "break" (ends a segment: ODF text:tab and text:line-break; stays where it is)."""
     kind: Callable[[Element], Kind]
     chars: Callable[[Element], str] = lambda el: ""
     read_text: Callable[[str], str] = lambda text: text
@@ -76,10 +84,14 @@ class InlineSpan:
         self.parent, self.prev, self.nodes, self.rules = parent, prev, nodes, rules
         self._runs: list[_Run] = []
         self._leading: list[tuple[tuple[Element, ...], Element]] = []
+        self._pending: list[tuple[tuple[Element, ...], Element]] = []  # atoms waiting for the next run
+        self._breaks: list[tuple[int, list[tuple[tuple[Element, ...], Element]]]] = []  # (runs before, items)
+        self._written: dict[int, Sequence[TranslatedRun]] = {}  # segment -> its translation, until all came
         self._add_text((), parent.text if prev is None else prev.tail)
         for node in nodes:
             self._walk(node, ())
             self._add_text((), node.tail)
+        self._flush()
         if self._leading and self._runs:
             self._runs[0].items[:0] = self._leading
 
@@ -90,24 +102,56 @@ class InlineSpan:
         text = text if raw else self.rules.read_text(text)
         style = style_key(chain)
         last = self._runs[-1] if self._runs else None
-        if last is not None and not last.verbatim and not last.closed and last.style == style:
+        if last is not None and not last.verbatim and not last.closed and last.style == style and not self._pending:
             last.text += text
         else:
-            self._runs.append(_Run(style, chain, text, items=[(chain, _TEXT)]))
+            self._start(_Run(style, chain, text, items=[(chain, _TEXT)]))
+
+    def _start(self, run: _Run) -> None:
+        """A new run; the atoms waiting for it lead it when it is inside their elements too."""
+        if self._pending and all(run.chain[:len(c)] == c for c, _el in self._pending):
+            run.items[:0] = self._pending
+            self._pending = []
+        self._flush()
+        self._runs.append(run)
+
+    def _flush(self) -> None:
+        """Atoms still waiting go with the run before them (or lead the stretch)."""
+        if self._pending and self._runs:
+            self._runs[-1].items += self._pending
+            self._runs[-1].closed = True
+        else:
+            self._leading += self._pending
+        self._pending = []
 
     def _add_element(self, chain: tuple[Element, ...], el: Element, text: str | None) -> None:
         if text is not None:  # verbatim: a run of its own
-            self._runs.append(_Run(style_key(chain + (el,)), chain, text, True, [(chain, el)]))
-        elif self._runs:
+            self._start(_Run(style_key(chain + (el,)), chain, text, True, [(chain, el)]))
+        elif self._runs and self._runs[-1].chain[:len(chain)] == chain and not self._pending:
             self._runs[-1].items.append((chain, el))
             self._runs[-1].closed = True
         else:
-            self._leading.append((chain, el))
+            self._pending.append((chain, el))
+
+    def _add_break(self, chain: tuple[Element, ...], el: Element) -> None:
+        """A segment ends here: what waits for a run stays before the break, which stays in place."""
+        items = self._leading + self._pending if not self._runs else self._pending
+        if not self._runs:
+            self._leading = []
+        self._pending = []
+        if self._runs:
+            self._runs[-1].closed = True
+        if self._breaks and self._breaks[-1][0] == len(self._runs):
+            self._breaks[-1][1].extend(items + [(chain, el)])
+        else:
+            self._breaks.append((len(self._runs), items + [(chain, el)]))
 
     def _walk(self, el: Element, chain: tuple[Element, ...]) -> None:
         kind = self.rules.kind(el) if isinstance(el.tag, str) else "atom"
         if kind == "chars":
             self._add_text(chain, self.rules.chars(el), raw=True)
+        elif kind == "break":
+            self._add_break(chain, el)
         elif kind == "chain" and "".join(el.itertext()):
             inner = chain + (el,)
             self._add_text(inner, el.text)
@@ -136,38 +180,72 @@ class InlineSpan:
     def block(self, where: str) -> Block:
         return Block(self.runs, where, self.verbatim)
 
+    def segments(self) -> list[range]:
+        """The runs of each segment (between breaks; an empty one where a break starts or follows one)."""
+        bounds = [0] + [at for at, _items in self._breaks] + [len(self._runs)]
+        return [range(a, b) for a, b in zip(bounds, bounds[1:])]
+
+    def segment_blocks(self, where: str) -> list[tuple[int, Block]]:
+        """(segment number, its block) for each segment with text: "WHERE, part N" when there are several."""
+        runs = self.runs
+        found = [(k, [runs[i] for i in seg]) for k, seg in enumerate(self.segments())
+                 if any(runs[i].text.strip() for i in seg)]
+        return [(k, Block(part, where if len(found) == 1 else f"{where}, part {n}",
+                          all(r.verbatim or not r.text.strip() for r in part)))
+                for n, (k, part) in enumerate(found, 1)]
+
     # writing ----------------------------------------------------------------------------------------
+    def write_segment(self, k: int, translated: Sequence[TranslatedRun], expected: set[int]) -> None:
+        """Segment k's translation (its own run numbers); the span is written once every segment in
+        `expected` has come, the others as they were."""
+        self._written[k] = translated
+        if not expected <= set(self._written):
+            return
+        flat: list[TranslatedRun] = []
+        for j, seg in enumerate(self.segments()):
+            if j in self._written:
+                flat += [TranslatedRun(seg.start + t.index, t.text) for t in self._written[j]]
+            else:
+                flat += [TranslatedRun(i, self._runs[i].text) for i in seg]
+        self._written = {}
+        self.write(flat)
+
     def write(self, translated: Sequence[TranslatedRun], where: str = "") -> None:
-        """Replace the span's content by the runs in `translated` order (each with its new text)."""
+        """Replace the span's content by the runs in `translated` order (each with its new text), each
+        segment's runs before the break that ends it."""
         check_translated(Block(self.runs, where), translated)
         if self.verbatim:
             return
+        segment_of = {i: k for k, seg in enumerate(self.segments()) for i in seg}
+        emitted: list[tuple[tuple[Element, ...], Element | None, str]] = []
+        for k, (_at, items) in enumerate(self._breaks + [(len(self._runs), [])]):
+            for t in translated:
+                if segment_of[t.index] == k:
+                    emitted += [(chain, payload, t.text) for chain, payload in self._runs[t.index].items
+                                if payload is not _TEXT or t.text]
+            emitted += [(chain, el, "") for chain, el in items]
         parent = self.parent
         for node in self.nodes:
             parent.remove(node)  # its tail goes with it; atoms inside are moved out below
         holder = parent.makeelement(parent.tag, {})
         parent.append(holder)  # inside the tree, so new elements reuse the document's namespace prefixes
         stack: list[tuple[Element, Element]] = []  # (source chain element, its copy)
-        for t in translated:
-            run = self._runs[t.index]
-            for chain, payload in run.items:
-                if payload is _TEXT and not t.text:
-                    continue
-                keep = 0
-                while keep < min(len(stack), len(chain)) and stack[keep][0] is chain[keep]:
-                    keep += 1
-                del stack[keep:]
-                for source in chain[keep:]:
-                    target = stack[-1][1] if stack else holder
-                    copy = _empty_copy(source, target)
-                    target.append(copy)
-                    stack.append((source, copy))
+        for chain, payload, text in emitted:
+            keep = 0
+            while keep < min(len(stack), len(chain)) and stack[keep][0] is chain[keep]:
+                keep += 1
+            del stack[keep:]
+            for source in chain[keep:]:
                 target = stack[-1][1] if stack else holder
-                if payload is _TEXT:
-                    self.rules.write_text(target, t.text)
-                else:
-                    payload.tail = None
-                    target.append(payload)
+                copy = _empty_copy(source, target)
+                target.append(copy)
+                stack.append((source, copy))
+            target = stack[-1][1] if stack else holder
+            if payload is _TEXT:
+                self.rules.write_text(target, text)
+            else:
+                payload.tail = None
+                target.append(payload)
         parent.remove(holder)
         if self.prev is None:
             parent.text = holder.text

@@ -108,6 +108,8 @@ class _Writer:
         return "[" if entry[0] == "link" else entry[1]
 
     def closer(self, entry: tuple) -> str:
+        if entry[0] == "html":
+            return entry[2]
         if entry[0] != "link":
             return entry[1]
         return f"]({self.link_tail(self.document.links[entry[1]])})"
@@ -145,7 +147,7 @@ class _Writer:
         pending = ""
         for item in runs:
             run = block.runs[item.index]
-            chain = [e for e in (run.style or ()) if e[0] not in ("code", "image")]
+            chain = [e for e in (run.style or ()) if e[0] not in ("code", "image", "raw")]
             text = item.text if not run.verbatim else self.verbatim(run)
             core = text if run.verbatim else re.sub(r"\s+", " ", text.strip())
             if not core:
@@ -169,17 +171,30 @@ class _Writer:
 
 
 def _inside_words(out: list[str], pairs: list[tuple[int, int]]) -> list[str]:
-    """`_` emphasis that the translation put against a word becomes `*` (CommonMark ignores `_` there)."""
+    """Delimiters CommonMark reads as emphasis where the translation put them: `_` against a word becomes
+    `*` (CommonMark ignores `_` there), and a delimiter between punctuation inside and a word outside
+    (`*"In a hurry?"*word`, `**<dfn>..</dfn>**word`, which CommonMark does not read as emphasis) gets a
+    space on its outer side."""
     text = "".join(out)
     starts = [0]
     for piece in out:
         starts.append(starts[-1] + len(piece))
     for opener, closer in pairs:
-        if set(out[opener]) == {"_"}:
-            before, after = text[starts[opener] - 1:starts[opener]], text[starts[closer + 1]:][:1]
-            if before.isalnum() or after.isalnum():
-                out[opener], out[closer] = "*" * len(out[opener]), "*" * len(out[closer])
+        if not out[opener] or set(out[opener]) - set("*_~"):
+            continue  # a link or an inline HTML element: no flanking rules
+        before, first = text[starts[opener] - 1:starts[opener]], text[starts[opener + 1]:][:1]
+        last, after = text[:starts[closer]][-1:], text[starts[closer + 1]:][:1]
+        if set(out[opener]) == {"_"} and (before.isalnum() or after.isalnum()):
+            out[opener], out[closer] = "*" * len(out[opener]), "*" * len(out[closer])
+        if _punctuation(first) and before and not (before.isspace() or _punctuation(before)):
+            out[opener] = " " + out[opener]
+        if _punctuation(last) and after and not (after.isspace() or _punctuation(after)):
+            out[closer] += " "
     return out
+
+
+def _punctuation(ch: str) -> bool:
+    return bool(ch) and not ch.isalnum() and not ch.isspace()
 
 
 def _parser() -> MarkdownIt:
@@ -330,17 +345,24 @@ class _Reader:
             self.document.links.append(Link(destination, title_block, quote, alt))
             return len(self.document.links) - 1
 
+        paired = _paired_html(children)
         for child in children:
             kind = child.type
-            if kind == "text":
+            if id(child) in paired:  # an inline HTML element that opens and closes here: a look
+                if paired[id(child)] is not None:
+                    chain.append(("html", child.content, paired[id(child)]))
+                else:
+                    _remove_last(chain, "html")
+            elif kind == "text":
                 add(child.content)
             elif kind in ("softbreak", "hardbreak"):
                 add(" ")
             elif kind in ("strong_open", "em_open", "s_open"):
                 chain.append((kind[:-5], child.markup))
-            elif kind in ("strong_close", "em_close", "s_close", "link_close"):
-                if chain:
-                    chain.pop()
+            elif kind in ("strong_close", "em_close", "s_close"):
+                _remove_last(chain, kind[:-6])
+            elif kind == "link_close":
+                _remove_last(chain, "link", "auto")
             elif kind == "link_open" and child.info == "auto":
                 chain.append(("auto",))
             elif kind == "link_open":
@@ -352,10 +374,49 @@ class _Reader:
                 add(f"![{child.content}]({self.document.links[number].destination})",
                     tuple(chain) + (("image", number),), True)
             elif kind == "html_inline":
-                add(child.content, None, True)
+                add(child.content, tuple(chain) + (("raw",),), True)
         # an autolink's text is its destination: a verbatim "<...>" run
         return [Run(f"<{r.text}>", tuple(e for e in r.style if e != ("auto",)) or None, True)
                 if isinstance(r.style, tuple) and ("auto",) in r.style else r for r in runs]
+
+
+_OPEN_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)(?:\s[^>]*)?>", re.DOTALL)
+_CLOSE_TAG = re.compile(r"</([A-Za-z][A-Za-z0-9-]*)\s*>")
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_HAS_RUN = ("text", "code_inline", "image")
+
+
+def _paired_html(children: list[Token]) -> dict[int, str | None]:
+    """Inline HTML tags that open and close an element with words or code inside in one paragraph
+    (<em>x</em>, <dfn title="...">x</dfn>): id of the opening tag -> its closing tag, id of the closing tag
+    -> None. The rest (<br>, a lone tag, a comment) stays verbatim runs."""
+    paired: dict[int, str | None] = {}
+    open_: list[tuple[str, int, int]] = []  # (name, position of the opening tag, its id)
+    for position, child in enumerate(children):
+        if child.type != "html_inline":
+            continue
+        opening, closing = _OPEN_TAG.fullmatch(child.content), _CLOSE_TAG.fullmatch(child.content)
+        if opening and opening.group(1).lower() not in _VOID and not child.content.endswith("/>"):
+            open_.append((opening.group(1).lower(), position, id(child)))
+        elif closing:
+            name = closing.group(1).lower()
+            at = next((k for k in range(len(open_) - 1, -1, -1) if open_[k][0] == name), None)
+            if at is None:
+                continue
+            _name, start, opener = open_[at]
+            del open_[at:]
+            if any(c.type in _HAS_RUN and (c.content.strip() or c.type != "text")
+                   for c in children[start + 1:position]):
+                paired[opener], paired[id(child)] = child.content, None
+    return paired
+
+
+def _remove_last(chain: list[tuple], *kinds: str) -> None:
+    """Close the innermost open markup of one of `kinds` (HTML and Markdown may close out of order)."""
+    for k in range(len(chain) - 1, -1, -1):
+        if chain[k][0] in kinds:
+            del chain[k]
+            return
 
 
 def _destination(href: str) -> str:

@@ -30,7 +30,7 @@ from nmt_desktop.core.documents.formats.xml_parts import (
     parse_xml,
     read_zip,
     serialise_xml,
-    span_slot,
+    span_slots,
     text_slot,
     write_zip,
 )
@@ -44,7 +44,8 @@ COUNTRIES = {"de": "DE", "fr": "FR", "es": "ES", "it": "IT", "nl": "NL", "pt": "
              "da": "DK", "fi": "FI", "cs": "CZ", "ru": "RU", "uk": "UA", "ja": "JP", "zh": "CN", "en": "GB"}
 DC = "http://purl.org/dc/elements/1.1/"
 CHAIN = {f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}meta", f"{{{TEXT}}}ruby", f"{{{TEXT}}}ruby-base"}
-ATOMS = {f"{{{TEXT}}}note", f"{{{TEXT}}}line-break", f"{{{TEXT}}}soft-page-break",
+BREAKS = {f"{{{TEXT}}}tab", f"{{{TEXT}}}line-break"}  # each ends a segment (inline_tree.py): never translated
+ATOMS = {f"{{{TEXT}}}note", f"{{{TEXT}}}soft-page-break",
          f"{{{OFFICE}}}annotation", f"{{{OFFICE}}}annotation-end"}
 CODE_STYLES = {"source_20_text", "source text", "code", "teletype", "preformatted_20_text",
                "preformatted text", "example"}
@@ -52,8 +53,6 @@ _STYLE_NAME = f"{{{TEXT}}}style-name"
 
 
 def _chars(el: etree._Element) -> str:
-    if el.tag == f"{{{TEXT}}}tab":
-        return "\t"
     count = el.get(f"{{{TEXT}}}c") or "1"
     return " " * (int(count) if count.isdigit() else 1)
 
@@ -93,8 +92,10 @@ class _Styles:
 
 def _rules(styles: _Styles) -> InlineRules:
     def kind(el: etree._Element) -> Kind:
-        if el.tag in (f"{{{TEXT}}}s", f"{{{TEXT}}}tab"):
+        if el.tag == f"{{{TEXT}}}s":
             return "chars"
+        if el.tag in BREAKS:
+            return "break"
         if el.tag in ATOMS or etree.QName(el).namespace == DRAW:
             return "atom"
         if el.tag in CHAIN:
@@ -133,11 +134,11 @@ def _part_slots(root: etree._Element, rules: InlineRules, styles: _Styles, part:
         if span.blank:
             continue
         n += 1
-        slot = span_slot(span, _where(el, part, n))
-        if styles.is_code(el.get(_STYLE_NAME)):
-            slot.block.verbatim = True  # a code paragraph: listed, written back as it is
-            slot.write = lambda t: None
-        slots.append(slot)
+        for slot in span_slots(span, _where(el, part, n)):
+            if styles.is_code(el.get(_STYLE_NAME)):
+                slot.block.verbatim = True  # a code paragraph: listed, written back as it is
+                slot.write = lambda t: None
+            slots.append(slot)
     return slots
 
 

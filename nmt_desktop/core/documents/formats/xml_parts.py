@@ -31,8 +31,12 @@ class Slot:
     order: int = 1
 
 
-def span_slot(span: InlineSpan, where: str) -> Slot:
-    return Slot(span.block(where), lambda t: span.write(t, where))
+def span_slots(span: InlineSpan, where: str) -> list[Slot]:
+    """A stretch of inline content as slots, one per segment with text (inline_tree.py: a tab or a line
+    break ends one); the stretch is written when all of them are."""
+    blocks = span.segment_blocks(where)
+    expected = {k for k, _block in blocks}
+    return [Slot(block, lambda t, k=k: span.write_segment(k, t, expected)) for k, block in blocks]
 
 
 def text_slot(el: etree._Element, where: str) -> Slot:
