@@ -196,3 +196,23 @@ def test_emphasis_the_translation_puts_against_a_word_still_reads_as_emphasis(tm
     text = out.read_text(encoding="utf-8")
     assert text == 'ÜT PART.**ÜT (THIS)** ÜT SECTION AND *ÜT "IN A HURRY?"* ÜT CHECK THE\n'
     assert kinds(open_document(out).blocks[0]) == kinds(document.blocks[0]) == Counter({"em": 1, "strong": 1})
+
+
+def test_written_back_in_the_source_encoding_with_its_bom(tmp_path):
+    """A README saved by Notepad (UTF-8 with a BOM) or an old editor (windows-1252, UTF-16) comes back in
+    the same encoding: the Markdown adapter wrote UTF-8 without a BOM whatever it read."""
+    text = "# Café\n\nA **naïve** façade, 10 €.\n"
+    for name, data in (("bom.md", b"\xef\xbb\xbf" + text.encode("utf-8")),
+                       ("cp1252.md", text.encode("cp1252")),
+                       ("utf16.md", b"\xff\xfe" + text.encode("utf-16-le"))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        document = open_document(path)
+        assert document.blocks[0].text == "Café"
+        out = tmp_path / f"out-{name}"
+        document.save(out, [untranslated(block) for block in document.blocks])
+        assert out.read_bytes() == data, name
+        document.save(out, [[TranslatedRun(t.index, t.text.replace("A ", "Une ")) for t in untranslated(b)]
+                            for b in document.blocks])
+        assert out.read_bytes() == data.replace("A ".encode("utf-16-le") if "16" in name else b"A ",
+                                                "Une ".encode("utf-16-le") if "16" in name else b"Une "), name

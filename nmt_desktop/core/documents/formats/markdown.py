@@ -4,14 +4,16 @@ Blocks: paragraphs, headings, list items' and blockquotes' paragraphs, table cel
 alt text and each link's title (after the block that holds them). Fenced and indented code and HTML
 blocks are verbatim blocks; YAML front matter is not read at all. A block's runs follow its inline
 markup: the style is the chain of open markup (strong, emphasis, strikethrough, a link with its
-destination); inline code, inline HTML, images and autolinks are verbatim runs.
+destination, and raw inline HTML that opens and closes in the paragraph: <em>, <dfn title="...">);
+inline code, other inline HTML (<br>, a lone tag), images and autolinks are verbatim runs.
 
 Saving rewrites only the source text of each translated block (markdown-it's line map, narrowed to the
 text after the line's prefix: `#`, `- `, `1. `, `> `, indentation, a table cell between its pipes),
 re-serialised in the translation's order with the markup characters the source used (`**` or `__`, `*`
 or `_`, the same backticks, a link's destination and title quotes as written). Everything else stays
-byte for byte, and so does a block that comes back unchanged; `_` emphasis that a translation puts
-inside a word is written `*`, the only form CommonMark reads there. Why joined: a translated paragraph
+byte for byte, in the source's encoding (text_encoding.py, with its BOM), and so does a block that comes
+back unchanged; `_` emphasis that a translation puts inside a word is written `*`, the only form
+CommonMark reads there, and a delimiter between punctuation and a word gets a space. Why joined: a translated paragraph
 that spanned several source lines is written on one line (its soft and hard line breaks become
 spaces), since the translation's words no longer fall on the source's line breaks. Reference links are
 written back as inline links; a block whose source text cannot be located exactly is kept verbatim.
@@ -35,7 +37,8 @@ from nmt_desktop.core.documents.blocks import (
     check_translated,
     untranslated,
 )
-from nmt_desktop.core.documents.safety import read_text
+from nmt_desktop.core.documents.safety import read_decoded
+from nmt_desktop.core.documents.text_encoding import TextEncoding
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _FRONT = re.compile(r"---[ \t]*$")
@@ -74,6 +77,7 @@ class MarkdownDocument:
     spans: dict[int, Span] = field(default_factory=dict)  # block index -> its source text
     links: list[Link] = field(default_factory=list)
     attached: dict[int, list[int]] = field(default_factory=dict)  # block -> its alt and title blocks
+    encoding: TextEncoding = TextEncoding("utf-8")  # written back in it, with its BOM
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         if len(translated) != len(self.blocks):
@@ -87,7 +91,7 @@ class MarkdownDocument:
                 continue
             new = _Writer(self, translated, span.cell).block(self.blocks[index], translated[index])
             text = text[:span.start] + new + text[span.end:]
-        Path(path).write_text(text, encoding="utf-8", newline="")
+        Path(path).write_bytes(self.encoding.encode(text))
 
 
 class _Writer:
@@ -203,7 +207,8 @@ def _parser() -> MarkdownIt:
 
 def open_document(path: Path) -> MarkdownDocument:
     path = Path(path)
-    text = read_text(path)
+    decoded = read_decoded(path)
+    text = decoded.text
     lines = _LINE.findall(text)
     starts = [0]
     for line in lines:
@@ -214,7 +219,7 @@ def open_document(path: Path) -> MarkdownDocument:
         end = next((i for i in range(1, len(bodies)) if _FRONT_END.match(bodies[i])), None)
         if end is not None:
             parsed[:end + 1] = [""] * (end + 1)
-    document = MarkdownDocument(path, text)
+    document = MarkdownDocument(path, text, encoding=decoded.encoding)
     _Reader(document, bodies, starts).read(_parser().parse("\n".join(parsed)))
     return document
 
