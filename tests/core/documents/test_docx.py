@@ -148,8 +148,9 @@ def test_blocks_cover_every_piece_of_text(source: Path) -> None:
     texts = [block.text for block in docx_format.open_document(source).blocks]
     for expected in ("Annual report", "Finance", "Header text", "First page header", "A note with emphasis",
                      "Box text inside", "Before the box ", "Nested left", "Apples", "A red square", "Logo",
-                     "Col one\tCol two", "Line one\nline two", "Page "):
+                     "Col one", "Col two", "Line one", "line two", "Page "):
         assert expected in texts
+    assert not any("\t" in text or "\n" in text for text in texts)  # a tab or break never goes to the model
     assert texts.count("Box text inside") == 1  # the mc:Fallback copy is not a block of its own
     assert "Today is  indeed." in texts  # the field (instruction and result) is left out
     first = next(b for b in docx_format.open_document(source).blocks if b.text.startswith("The quick"))
@@ -166,7 +167,9 @@ def test_round_trip_translates_every_text_and_keeps_the_rest(source: Path, tmp_p
     assert source.read_bytes() == before
     old, new = _parts(source), _parts(out)
     assert sorted(old) == sorted(new)
-    assert _counts(old) == _counts(new)
+    split = {"word/document.xml": {"r": 3}}  # the runs holding a tab or a break and text: one per stretch and break
+    assert _counts(new) == {name: {tag: n + split.get(name, {}).get(tag, 0) for tag, n in counts.items()}
+                            for name, counts in _counts(old).items()}
     for name in old:
         if name.startswith("word/media/") or name == "word/styles.xml" or name.endswith(".rels"):
             assert old[name] == new[name], name
@@ -190,7 +193,11 @@ def test_round_trip_translates_every_text_and_keeps_the_rest(source: Path, tmp_p
     assert reopened.part.rels[link.get(R_ID)].target_ref == URL
     assert first[-1].find(f"{{{W}}}footnoteReference") is not None  # not a run of the block: stays put
     tabbed = next(p for p in body.iter(f"{{{W}}}p") if p.find(f".//{{{W}}}tab") is not None)
-    assert [c.tag.split("}")[1] for c in tabbed.find(f"{{{W}}}r") if c.tag != f"{{{W}}}rPr"] == ["t", "tab", "t"]
+    assert [[c.tag.split("}")[1] + (c.text or "") for c in r if c.tag != f"{{{W}}}rPr"] for r in tabbed] == [
+        ["t" + MARK + "COL ONE"], ["tab"], ["t" + MARK + "COL TWO"]]
+    broken = next(p for p in body.iter(f"{{{W}}}p") if p.find(f".//{{{W}}}br") is not None)
+    assert [[c.tag.split("}")[1] + (c.text or "") for c in r if c.tag != f"{{{W}}}rPr"] for r in broken] == [
+        ["t" + MARK + "LINE ONE"], ["br"], ["t" + MARK + "LINE TWO"]]
     assert reopened.inline_shapes[0]._inline.docPr.get("descr") == MARK + "A RED SQUARE"
     boxes = [[t.text for t in box.iter(f"{{{W}}}t")] for box in body.iter(f"{{{W}}}txbxContent")]
     assert boxes == [[MARK + "INSIDE", MARK + "BOX TEXT "]] * 2  # the Fallback copy follows the Choice
@@ -353,3 +360,41 @@ def test_prose_set_in_a_proportional_font_in_a_preformatted_paragraph_is_transla
     document.save(str(path))
     first, second = docx_format.open_document(path).blocks
     assert not first.verbatim and second.verbatim
+
+
+def test_lines_and_tabs_are_translated_on_their_own_and_stay_where_they_were(tmp_path: Path, en_de) -> None:
+    """A w:br inside a run handed to the model came back as one line: all the words went before the break and
+    the second line was left empty; a tab between a label and its value vanished. Each line and each stretch
+    between tabs is now a block, and a bold word after the break keeps its own run."""
+    from nmt_desktop.core.documents.translate_document import save_translation, translate_document
+
+    document = docx.Document()
+    lines = document.add_paragraph()
+    lines.add_run("Open the door.").add_break()
+    lines.add_run("Close the window. ")
+    lines.add_run("Now").bold = True
+    labelled = document.add_paragraph()
+    labelled.add_run("Name:\tThe house is big.")
+    path = tmp_path / "lines.docx"
+    document.save(str(path))
+    opened = docx_format.open_document(path)
+    assert [b.text for b in opened.blocks] == ["Open the door.", "Close the window. Now", "Name:", "The house is big."]
+    out = save_translation(translate_document(en_de, opened), tmp_path / "out.docx")
+    first, second = list(_xml(_parts(out), "word/document.xml").iter(f"{{{W}}}p"))[:2]
+
+    def shape(paragraph):
+        return [(c.tag.split("}")[1], c.text or "") for r in paragraph.iter(f"{{{W}}}r") for c in r
+                if c.tag != f"{{{W}}}rPr"]
+
+    kinds = [kind for kind, _ in shape(first)]
+    assert kinds.count("br") == 1 and kinds.index("br") not in (0, len(kinds) - 1), shape(first)
+    before = "".join(text for kind, text in shape(first)[:kinds.index("br")])
+    after = "".join(text for kind, text in shape(first)[kinds.index("br") + 1:])
+    assert before.strip() and after.strip() and "Open" not in before + after, (before, after)
+    bold = [r for r in first.iter(f"{{{W}}}r") if r.find(f"{{{W}}}rPr/{{{W}}}b") is not None]
+    assert len(bold) == 1 and bold[0].findtext(f"{{{W}}}t").strip()
+    assert list(first).index(bold[0].getparent() if bold[0].getparent() is not first else bold[0]) > \
+        [c.tag for c in first].index(f"{{{W}}}r")  # the bold word is after the break's line start
+    parts = [text for kind, text in shape(second)]
+    assert [kind for kind, _ in shape(second)] == ["t", "tab", "t"] and parts[0].strip() and parts[2].strip()
+    assert "house" not in parts[2], parts

@@ -5,7 +5,8 @@ order and compression.
 Not python-docx: it re-serialises every part it models on save. Blocks, in order: the core title and
 subject, then per part (body, each header and footer in section order, footnotes, endnotes) every w:p in
 document order (table cells and nested tables, text boxes as their own paragraphs) and every image's alt
-text (wp:docPr descr/title). A run is a w:r with text (w:t, with w:tab as "\t" and w:br/w:cr as "\n").
+text (wp:docPr descr/title). A run is a w:r with text (w:t); a paragraph is cut at its tabs and line
+breaks (w:tab, w:br, w:cr) into segments, each a block (word_segments.py), so neither reaches the model.
 Runs of fields (w:fldSimple, w:fldChar ... w:instrText ...) are left out, so a field's instruction and
 result stay verbatim and it keeps working; a run without text (a w:footnoteReference, a drawing) is no
 run and stays where it is; deleted text (w:delText in w:del) is not text and stays as it was. Runs inside
@@ -33,7 +34,8 @@ from nmt_desktop.core.documents.formats.ooxml_package import (
     core_slots,
     mark_core_language,
 )
-from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, never_emptied, style_key, write_runs
+from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, is_monospace, style_key
+from nmt_desktop.core.documents.formats.word_segments import ParagraphWriter, read_paragraph, segment_blocks
 from nmt_desktop.core.documents.formats.xml_parts import Loaded, Slot
 
 WHAT = "a Word document"
@@ -199,21 +201,25 @@ class _Reader:
                                   lambda t, e=element, a=attr: e.set(a, "".join(r.text for r in t)), order=0)
                 continue
             number += 1
-            slots = self._slots(element, fields)
-            read = [self._run(slot, part) for slot in slots]
-            runs = [run for run, _ in read]
-            if not "".join(r.text for r in runs).strip():
+            paragraph = read_paragraph(element, self._slots(element, fields))
+            blocks, marked = segment_blocks(paragraph, lambda slot: self._look(slot, part),
+                                            f"{part.label}, {_place(element, number)}")
+            if not blocks:
                 continue
-            targets = [(element, slots)]
+            paragraphs = [paragraph]
             if element in mirrors:
-                twin = self._slots(mirrors[element], _field_runs(mirrors[element]))
-                if [run_text(s.run) for s in twin] == [r.text for r in runs]:
-                    targets.append((mirrors[element], twin))
+                twin = read_paragraph(mirrors[element], self._slots(mirrors[element], _field_runs(mirrors[element])))
+                if twin.texts() == paragraph.texts():
+                    paragraphs.append(twin)
             style = element.find(f"{w('pPr')}/{w('pStyle')}")
             verbatim = (style is not None and style.get(w("val")) in self.code_styles
-                        and not all(_set_in_proportional_font(slot.run) for slot in slots))
-            block = Block(runs, f"{part.label}, {_place(element, number)}", verbatim)
-            self.slots.append(Slot(block, _para_writer(block, targets, [m for _, m in read], self.language)))
+                        and not all(_set_in_proportional_font(p.slot.run) for s in paragraph.segments for p in s))
+            language = self.language
+            writer = ParagraphWriter(paragraphs, blocks, marked, set_run_text,
+                                     lambda run: _set_language(run, language) if language else None)
+            for k, block in blocks.items():
+                block.verbatim = verbatim
+                self.slots.append(Slot(block, writer.writer(k)))
 
     def _slots(self, paragraph: etree._Element, fields: set[etree._Element]) -> list[RunSlot]:
         slots: list[RunSlot] = []
@@ -229,10 +235,9 @@ class _Reader:
         walk(paragraph, None)
         return slots
 
-    def _run(self, slot: RunSlot, part: _Part) -> tuple[Run, bool]:
-        """The run, and whether it must never come back empty (a superscript or subscript, a link, a
-        tracked insertion)."""
-        text = run_text(slot.run)
+    def _look(self, slot: RunSlot, part: _Part) -> tuple[object, bool, bool]:
+        """A run's style key, whether its style or font makes it code (verbatim), and whether it must
+        never come back empty (a superscript or subscript, a link, a tracked insertion)."""
         props = slot.run.find(w("rPr"))
         key: object = style_key(props, RPR_NOISE)
         link = slot.unit if slot.unit.tag == w("hyperlink") else None
@@ -242,12 +247,11 @@ class _Reader:
         fonts = props.find(w("rFonts")) if props is not None else None
         char_style = props.find(w("rStyle")) if props is not None else None
         align = props.find(w("vertAlign")) if props is not None else None
-        verbatim = (not text.strip("\t\n")
-                    or (fonts is not None and any(is_monospace(v) for v in fonts.attrib.values()))
+        verbatim = ((fonts is not None and any(is_monospace(v) for v in fonts.attrib.values()))
                     or (char_style is not None and char_style.get(w("val")) in self.code_styles))
         marked = (link is not None or (align is not None and align.get(w("val")) in ("superscript", "subscript"))
                   or any(a.tag == w("ins") for a in slot.run.iterancestors()))
-        return Run(text, key, verbatim), marked
+        return key, verbatim, marked
 
 
 def _set_in_proportional_font(run: etree._Element) -> bool:
@@ -256,18 +260,6 @@ def _set_in_proportional_font(run: etree._Element) -> bool:
     fonts = run.find(f"{w('rPr')}/{w('rFonts')}")
     names = [fonts.get(w(a)) for a in ("ascii", "hAnsi")] if fonts is not None else []
     return any(names) and not any(is_monospace(name) for name in names if name)
-
-
-def _para_writer(block: Block, targets: list[tuple[etree._Element, list[RunSlot]]], marked: list[bool],
-                 language: str | None) -> Writer:
-    def write(translated: TranslatedBlock) -> None:
-        kept = never_emptied(block, translated, marked)
-        for _, slots in targets:
-            write_runs(slots, kept, set_run_text)
-            for t in kept if language else ():
-                if t.text != block.runs[t.index].text:
-                    _set_language(slots[t.index].run, language)
-    return write
 
 
 # w:rPr children that come after w:lang in the schema's order
