@@ -1,6 +1,6 @@
 """Uploaded documents (POST /translate_file) and their translations (GET /download_file/<name>).
 
-An upload is written under a fresh random name in the server's own folder, opened by the documents'
+An upload is written under a fresh random name in the folder's uploads/ (never served), opened by the documents'
 adapters after their safety checks (core/documents/safety.py: zip bombs, encryption, entities, binary
 text), translated on the model's decode thread with its glossary, saved beside it and deleted; the
 translation is deleted `ttl` seconds after it was written (a sweep runs while the server is up, and the
@@ -44,8 +44,10 @@ class FileStore:
         self.ttl_s = ttl_s
 
     def upload_path(self, filename: str) -> Path:
-        suffix = Path(filename).suffix.lower()
-        return self.folder / f"{uuid.uuid4().hex}.{safe_stem(filename)}{suffix}.upload"
+        """Where an upload is written: a folder of its own, never a name /download_file serves."""
+        uploads = self.folder / "uploads"
+        uploads.mkdir(exist_ok=True)
+        return uploads / f"{uuid.uuid4().hex}.{safe_stem(filename)}{Path(filename).suffix.lower()}"
 
     def translate(self, translator: "Translator", glossary: "Glossary | None", upload: Path, filename: str,
                   target: str, batch_size: int) -> str:
@@ -57,9 +59,7 @@ class FileStore:
         from nmt_desktop.core.documents.translate_document import (DocumentOptions, save_translation,
                                                                    translate_document)
 
-        suffix = Path(filename).suffix.lower()
-        source = upload.with_name(upload.name[: -len(".upload")])
-        upload.rename(source)
+        suffix, source = Path(filename).suffix.lower(), upload
         name = f"{uuid.uuid4().hex}.{safe_stem(filename)}.{re.sub(r'[^A-Za-z0-9_-]', '', target) or 'translated'}{suffix}"
         try:
             document = open_document(source)
@@ -67,8 +67,8 @@ class FileStore:
             result = translate_document(translator, document, cfg, DocumentOptions(glossary=glossary,
                                                                                  batch_size=batch_size))
             save_translation(result, self.folder / name)
-        except DocumentError as exc:
-            raise ApiError(400, f"Invalid request: {exc}") from None
+        except DocumentError as exc:  # said of the client's file name, not of the folder's
+            raise ApiError(400, f"Invalid request: {str(exc).replace(source.name, Path(filename).name)}") from None
         finally:
             source.unlink(missing_ok=True)
         return name
@@ -79,7 +79,7 @@ class FileStore:
         if not _NAME.match(name) or ".." in name:
             raise ApiError(400, "Invalid filename")
         path = (self.folder / name).resolve()
-        if path.parent != self.folder.resolve() or path.name.endswith(".upload"):
+        if path.parent != self.folder.resolve():
             raise ApiError(400, "Invalid filename")
         if not path.is_file():
             raise ApiError(404, f"{name} does not exist: translations are deleted {self.ttl_s:g} s after they are made")
@@ -89,7 +89,7 @@ class FileStore:
         """Delete what is older than the ttl; how many files were deleted."""
         now = time.time() if now is None else now
         deleted = 0
-        for path in self.folder.iterdir():
+        for path in [*self.folder.iterdir(), *(self.folder / "uploads").glob("*")]:
             try:
                 if path.is_file() and now - path.stat().st_mtime >= self.ttl_s:
                     path.unlink()

@@ -1,0 +1,87 @@
+"""The decode thread itself (nmt_desktop/server/batcher.py), in process on the bundled en-de model: requests
+waiting together are decoded in one batch with the answers each gets alone, a request of another decoding
+(alternatives' beam) waits for its own batch, one failing request does not fail the others, and the queue
+refuses what would take it past its bound."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from nmt_desktop.core.decoding.translator import Translator
+from nmt_desktop.server.batcher import DecodeKey, DecodeWorker, QueueFull
+from nmt_desktop.server.segments import text_segment
+from server_process import BUNDLED
+
+pytestmark = pytest.mark.xdist_group("server")
+
+TEXTS = ["The cat sleeps.", "I like green apples.", "Where is the station?", "It is raining.",
+         "We are going home.", "The dog is small."]
+
+
+@pytest.fixture(scope="module")
+def translator() -> Translator:
+    return Translator.load(BUNDLED[0])
+
+
+def _texts(results) -> str:
+    return "\n".join(r.target for r in results)
+
+
+def test_waiting_requests_share_one_batch_and_get_their_own_answers(translator):
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+    try:
+        async def run() -> tuple[list[str], list[str], int]:
+            alone = [await worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS]
+            before = worker.batches
+            held, release = threading.Event(), threading.Event()
+            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))  # the thread busy: requests queue up
+            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            futures = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS]
+            assert worker.waiting == 1 + len(TEXTS)
+            release.set()
+            await blocker
+            together = list(await asyncio.gather(*futures))
+            return alone, together, worker.batches - before
+        alone, together, batches = asyncio.run(run())
+        assert together == alone and batches == 1 and worker.waiting == 0
+    finally:
+        worker.stop()
+
+
+def test_another_decoding_waits_for_its_own_batch_and_a_failure_stays_with_its_request(translator):
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+    try:
+        async def run():
+            held, release = threading.Event(), threading.Event()
+            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))
+            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            before = worker.batches
+            greedy = worker.translate(text_segment(TEXTS[0]).blocks, DecodeKey(), _texts)
+            beam = worker.translate(text_segment(TEXTS[1]).blocks, DecodeKey(4, 3), lambda r: len(r[0].sentences[0].nbest))
+            broken = worker.translate(text_segment(TEXTS[2]).blocks, DecodeKey(), lambda r: 1 / 0)
+            fine = worker.translate(text_segment(TEXTS[3]).blocks, DecodeKey(), _texts)
+            release.set()
+            await blocker
+            results = await asyncio.gather(greedy, beam, broken, fine, return_exceptions=True)
+            return results, worker.batches - before
+        (greedy, beam, broken, fine), batches = asyncio.run(run())
+        assert isinstance(greedy, str) and greedy and beam == 3 and isinstance(broken, ZeroDivisionError)
+        assert isinstance(fine, str) and fine
+        assert batches == 3  # greedy | beam | the other two greedy ones together
+    finally:
+        worker.stop()
+
+
+def test_the_queue_refuses_what_would_pass_its_bound(translator):
+    worker = DecodeWorker(translator, None, "test", max_queue=3)
+    try:
+        async def run():
+            with pytest.raises(QueueFull, match=r"the decode queue is full \(0 segments waiting, at most 3\)"):
+                worker.translate(text_segment("\n".join(TEXTS[:4])).blocks, DecodeKey(), _texts)
+            return await worker.translate(text_segment("\n".join(TEXTS[:3])).blocks, DecodeKey(), _texts)
+        assert asyncio.run(run()).count("\n") == 2
+    finally:
+        worker.stop()
