@@ -1,10 +1,11 @@
 """Who may call: a server off loopback needs a key (refused in one sentence otherwise), keys from a file are
 checked (missing 400, wrong 403, as LibreTranslate), a key's token bucket answers 429, OPUS-CAT's tokenCode
 must be a key once keys are set, CORS is limited to the origins given, and the queue and upload limits
-refuse in one sentence while the server stays up."""
+refuse in one sentence while the server stays up; and a served model's glossary applies."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Iterator
 
 import pytest
@@ -23,10 +24,16 @@ def test_binding_off_loopback_without_a_key_is_refused_in_one_sentence(host):
 
 @pytest.fixture(scope="module")
 def keyed(tmp_path_factory) -> Iterator[ServerProcess]:
-    keys = tmp_path_factory.mktemp("keys") / "keys.txt"
+    """A server with keys, one CORS origin, small limits, and a copy of en-de that carries a glossary."""
+    folder = tmp_path_factory.mktemp("keys")
+    keys = folder / "keys.txt"
     keys.write_text("# our translators\nalpha\nbeta 2   # two requests a minute\n", encoding="utf-8")
+    model = folder / "en-de-glossary"
+    shutil.copytree(BUNDLED[0], model)
+    (model / "glossary.tsv").write_text("station\tBahnsteig\n", encoding="utf-8")
     process = start_server("--api-keys", str(keys), "--cors", "https://allowed.example", "--max-queue", "8",
-                           "--max-file-mb", "0.001", models=[BUNDLED[0]])
+                           "--max-file-mb", "0.001", models=[str(model)],
+                           env_extra={"NMT_DESKTOP_CONFIG_DIR": str(folder / "config")})
     try:
         yield process
     finally:
@@ -88,3 +95,14 @@ def test_an_upload_over_the_size_limit_is_refused(keyed):
         r = c.post("/translate_file", data={"source": "en", "target": "de", "api_key": "alpha"},
                    files={"file": ("big.txt", b"The cat sleeps.\n" * 200, "text/plain")})
         assert r.status_code == 400 and "larger than this server takes" in r.json()["error"]
+
+
+def test_the_models_glossary_applies_to_what_it_serves(keyed):
+    with keyed.client() as c:
+        r = c.post("/translate", json={"q": ["Where is the station?", "The cat sleeps."], "source": "en",
+                                       "target": "de", "api_key": "alpha"})
+        first, second = r.json()["translatedText"]
+        assert "Bahnsteig" in first and "Bahnsteig" not in second
+        pair = c.get("/MtRestService/TranslateJson", params={"tokenCode": "alpha", "input": "The station is big.",
+                                                             "srcLangCode": "en", "trgLangCode": "de"}).json()
+        assert "Bahnsteig" in pair["translation"]
