@@ -266,3 +266,69 @@ def test_a_line_break_is_never_handed_to_the_translator(tmp_path: Path, en_de) -
     paragraph = next(etree.fromstring(_parts(out)["ppt/slides/slide1.xml"]).iter(a("p")))
     lines = [c.findtext(a("t")) if c.tag == a("r") else "|" for c in paragraph if c.tag in (a("r"), a("br"))]
     assert lines[1] == "|" and lines[0].strip() and lines[2].strip(), lines
+
+
+P_NS = "http://schemas.openxmlformats.org/presentationml/2006/main"
+MC_NS = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+
+def _text_box(name: str, text: str, shape_id: int) -> str:
+    return (f'<p:sp><p:nvSpPr><p:cNvPr id="{shape_id}" name="{name}"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr>'
+            f'<p:spPr/><p:txBody><a:bodyPr/><a:p><a:r><a:rPr lang="en-US"/><a:t>{text}</a:t></a:r></a:p>'
+            '</p:txBody></p:sp>')
+
+
+@pytest.fixture
+def templated(tmp_path: Path) -> Path:
+    """A deck as PowerPoint writes one: a slide shape in mc:AlternateContent (a newer shape in mc:Choice, its
+    copy for older readers in mc:Fallback), and a layout and a master that hold, besides their placeholders'
+    prompt text, a text box shown on every slide that uses them."""
+    prs = pptx.Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[5])
+    slide.shapes.title.text = "Findings"
+    prs.save(str(tmp_path / "plain.pptx"))
+    parts = _parts(tmp_path / "plain.pptx")
+    ns = f'xmlns:p="{P_NS}" xmlns:a="{A}" xmlns:mc="{MC_NS}"'
+    alternate = (f'<mc:AlternateContent {ns}><mc:Choice xmlns:p14="http://schemas.microsoft.com/office/powerpoint/'
+                 f'2010/main" Requires="p14">{_text_box("Box", "The market is growing", 20)}</mc:Choice>'
+                 f'<mc:Fallback>{_text_box("Box", "The market is growing", 20)}</mc:Fallback></mc:AlternateContent>')
+    slide_xml = parts["ppt/slides/slide1.xml"].replace(b"</p:spTree>", alternate.encode() + b"</p:spTree>")
+    layout_rel = etree.fromstring(parts["ppt/slides/_rels/slide1.xml.rels"])
+    layout = "ppt/slideLayouts/" + next(r.get("Target") for r in layout_rel if "slideLayout" in r.get("Type"))\
+        .rsplit("/", 1)[1]
+    edits = {"ppt/slides/slide1.xml": slide_xml}
+    for name, text in ((layout, "Company confidential"), ("ppt/slideMasters/slideMaster1.xml", "Our logo caption")):
+        edits[name] = parts[name].replace(b"</p:spTree>", _text_box("Note", text, 99).replace(
+            "<p:sp>", f'<p:sp {ns}>', 1).encode() + b"</p:spTree>", 1)
+    return _rewritten(tmp_path / "plain.pptx", tmp_path / "templated.pptx", edits)
+
+
+def test_a_fallback_carries_its_choices_translation(templated: Path, tmp_path: Path) -> None:
+    document = pptx_format.open_document(templated)
+    assert [b.text for b in document.blocks].count("The market is growing") == 1  # read once, in mc:Choice
+    out = tmp_path / "out.pptx"
+    document.save(out, fake_translate_all(document.blocks))
+    slide = etree.fromstring(_parts(out)["ppt/slides/slide1.xml"])
+    choice, fallback = (slide.find(f".//{{{MC_NS}}}{kind}") for kind in ("Choice", "Fallback"))
+    assert [t.text for t in choice.iter(a("t"))] == [t.text for t in fallback.iter(a("t"))] == [
+        MARK + "THE MARKET IS GROWING"]
+
+
+def test_text_shown_from_a_layout_or_master_is_translated_and_prompts_are_left(templated: Path,
+                                                                                tmp_path: Path) -> None:
+    document = pptx_format.open_document(templated)
+    where = {b.text: b.where for b in document.blocks}
+    assert where["Company confidential"].startswith("layout") and where["Our logo caption"].startswith("master")
+    assert not any(text.startswith("Click to edit") for text in where)  # placeholders' prompts are no text
+    out = tmp_path / "out.pptx"
+    document.save(out, fake_translate_all(document.blocks))
+    old, new = _parts(templated), _parts(out)
+    texts = {name: [t.text for t in etree.fromstring(new[name]).iter(a("t"))] for name in new
+             if name.startswith(("ppt/slideLayouts/slideLayout", "ppt/slideMasters/slideMaster"))
+             and name.endswith(".xml")}
+    assert sum(MARK + "COMPANY CONFIDENTIAL" in t for t in texts.values()) == 1
+    assert MARK + "OUR LOGO CAPTION" in texts["ppt/slideMasters/slideMaster1.xml"]
+    assert "Click to edit Master title style" in texts["ppt/slideMasters/slideMaster1.xml"]
+    changed = {name for name in old if old[name] != new[name]}
+    assert {n for n in changed if "slideLayouts/" in n or "slideMasters/" in n} == {
+        "ppt/slideMasters/slideMaster1.xml", next(n for n, t in texts.items() if MARK + "COMPANY CONFIDENTIAL" in t)}
