@@ -1,13 +1,14 @@
 """One decode thread per model: it takes requests from a queue and decodes the segments of every request
-waiting (up to a batch size, gathered for a few milliseconds after the first) in one call of the
-document pipeline (core/documents/translate_document.py: placeholders, the model's glossary, length-sorted
-batches through `Translator.translate_units`, inline markup carried by alignment). The event loop only
+waiting (up to a batch size; waiting briefly for the clients that the last batches served, who come back
+together) in one call of the document pipeline (core/documents/translate_document.py: placeholders, the
+model's glossary, length-sorted batches through `Translator.translate_units`, inline markup carried by
+alignment). The event loop only
 queues work and awaits an asyncio future, resolved with `loop.call_soon_threadsafe`; it never decodes.
 
 The queue is bounded in segments: a request that would take it past `max_queue` is refused at once
 (`QueueFull`, answered 429), never left to wait. Batching never changes an answer: a segment's tokens are
-the same alone and among 31 others (tests/server/test_concurrency.py; the attention masks keep padded rows
-apart, and the backends compute each row on its own)."""
+the same alone and among 31 others (tests/server/test_server_concurrency.py; the attention masks keep padded
+rows apart, and the backends compute each row on its own)."""
 
 from __future__ import annotations
 
@@ -77,9 +78,14 @@ class DecodeWorker:
     """The decode thread of one model (module docstring)."""
 
     def __init__(self, translator: "Translator", glossary: "Glossary | None", name: str, batch_size: int = 32,
-                 window_s: float = 0.004, max_queue: int = 1024):
+                 window_s: float = 0.05, max_queue: int = 1024):
+        """window_s: the longest a batch waits for the clients expected back. Clients answered together come
+        back together, but one by one through the event loop: a fixed few milliseconds from the first arrival
+        caught 5 of 32 clients, then 27, then 6, ... So a batch waits (at most window_s) for as many requests
+        as the larger of the last two batches held, the clients still at work; a lone client waits for none."""
         self.translator, self.glossary = translator, glossary
         self.batch_size, self.window_s, self.max_queue = batch_size, window_s, max_queue
+        self._recent: collections.deque[int] = collections.deque(maxlen=2)  # requests in each of the last batches
         self._queue: queue.Queue = queue.Queue()
         self._held: collections.deque = collections.deque()  # taken from the queue but not batchable with the last group
         self._waiting = 0  # segments queued and not yet decoded
@@ -133,10 +139,12 @@ class DecodeWorker:
                 self._settle([job], lambda: [job.call(self.translator)])
                 continue
             group, size = [job], job.size
+            expected = max(self._recent, default=1)  # requests that came together lately: clients still active
             deadline = time.monotonic() + self.window_s
             while size < self.batch_size:
-                try:
-                    more = self._next(max(0.0, deadline - time.monotonic()))
+                wait = deadline - time.monotonic() if len(group) < expected else 0.0
+                try:  # wait for the clients expected back (at most window_s), then take only what is queued
+                    more = self._next(wait) if wait > 0 or self._held else self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if more is _STOP or isinstance(more, CallJob) or more.key != job.key:
@@ -144,6 +152,7 @@ class DecodeWorker:
                     break
                 group.append(more)
                 size += more.size
+            self._recent.append(len(group))
             self._decode(group)
 
     def _decode(self, group: list[SegmentJob]) -> None:

@@ -85,3 +85,28 @@ def test_the_queue_refuses_what_would_pass_its_bound(translator):
         assert asyncio.run(run()).count("\n") == 2
     finally:
         worker.stop()
+
+
+
+def test_a_batch_waits_for_the_clients_the_last_batch_served_and_a_lone_client_for_none(translator):
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=30.0)
+    try:
+        async def run() -> int:
+            # a lone client on a fresh thread: no batch served several, so nothing is waited for (not 30 s)
+            await asyncio.wait_for(worker.translate(text_segment(TEXTS[0]).blocks, DecodeKey(), _texts), 20)
+            held, release = threading.Event(), threading.Event()
+            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))
+            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            first = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[:3]]
+            release.set()
+            await blocker
+            await asyncio.gather(*first)  # one batch served three clients
+            before = worker.batches
+            again = [worker.translate(text_segment(TEXTS[3]).blocks, DecodeKey(), _texts)]
+            await asyncio.sleep(0.2)  # the other two come back a little later: the batch waits for them
+            again += [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[4:6]]
+            await asyncio.wait_for(asyncio.gather(*again), 25)
+            return worker.batches - before
+        assert asyncio.run(run()) == 1
+    finally:
+        worker.stop()
