@@ -1,6 +1,6 @@
 """Many clients at once: 32 concurrent clients get exactly the answers they get one at a time (batching
-never changes a translation), the decode thread really gathers requests into one batch, and SIGTERM lets
-a request in flight finish before the process exits 0."""
+never changes a translation), SIGTERM lets a request in flight finish before the process exits 0, and a
+request past --timeout gets 503 while the server goes on (test_server_batcher.py: batching itself)."""
 
 from __future__ import annotations
 
@@ -87,5 +87,20 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0():
         assert events[-1] == {"event": "stopped"}
         assert any(e.get("path") == "/translate" and e.get("status") == 200 and e.get("segments") == 64 for e in events)
         assert "Traceback" not in "".join(server.stderr)
+    finally:
+        server.kill()
+
+
+def test_a_request_past_the_timeout_gets_503_and_the_server_goes_on():
+    server = start_server("--timeout", "0.01", "--max-list", "200", models=[BUNDLED[0]])
+    try:
+        with server.client() as c:
+            texts = [f"{SENTENCES[n % 32]} {SENTENCES[(n + 3) % 32]}" for n in range(64)]  # far over 10 ms of decoding
+            r = c.post("/translate", json={"q": texts, "source": "en", "target": "de"})
+            assert (r.status_code, r.json()) == (503, {"error": "the translation took longer than 0.01 s; try a "
+                                                                "shorter text or again later"})
+            assert c.get("/health").json() == {"status": "ok"}
+            assert c.get("/MtRestService/ListSupportedLanguagePairs").json() == ["en-de"]
+        assert server.stop(signal.SIGTERM) == 0
     finally:
         server.kill()
