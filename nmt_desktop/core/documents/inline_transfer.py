@@ -15,7 +15,8 @@ translation copies it; a verbatim run (inline code, a note reference), whose tex
 the source, holds only its own text, never a neighbour's word, comma or space; a formatted run that still
 gets no words (a superscript digit, a note marker, a link the model left out) keeps its source text, so its
 element is never emptied and dropped; and two verbatim runs the translation puts side by side keep the
-separator the source had between them (`apt`, `yum`).
+separator the source had between them (`apt`, `yum`). The space between two formatted stretches goes
+where the source had it (" car" after <b>red</b> starts with it).
 """
 
 from __future__ import annotations
@@ -207,7 +208,10 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
             continue
         if runs[order[a]].verbatim and runs[order[b]].verbatim:
             continue  # neither can hold a space (adapters write a verbatim run from its source)
-        if (runs[order[a]].formatted and not runs[order[b]].formatted) or runs[order[a]].verbatim:
+        first, second = runs[order[a]], runs[order[b]]
+        both = first.formatted and second.formatted  # where the source had the space: " car" after <b>red</b>
+        if (first.formatted and not second.formatted) or first.verbatim \
+                or (both and (second.text or "")[:1].isspace() and not (first.text or "")[-1:].isspace()):
             texts[b] = " " + texts[b]
         else:
             texts[a] += " "

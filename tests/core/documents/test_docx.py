@@ -398,3 +398,58 @@ def test_lines_and_tabs_are_translated_on_their_own_and_stay_where_they_were(tmp
     parts = [text for kind, text in shape(second)]
     assert [kind for kind, _ in shape(second)] == ["t", "tab", "t"] and parts[0].strip() and parts[2].strip()
     assert "house" not in parts[2], parts
+
+
+def _marked_paragraphs(path: Path) -> Path:
+    """A footnote reference and a PAGE field, each between two runs of plain text, as Word writes them."""
+    document = docx.Document()
+    noted = document.add_paragraph("The old man opened the door")
+    noted._p.append(parse_xml(f'<w:r {NS}><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+                              '<w:footnoteReference w:id="1"/></w:r>'))
+    noted.add_run(" and the dog ran into the garden.")
+    fielded = document.add_paragraph("I like the red car")
+    _complex_field(fielded)
+    fielded.add_run(" but my brother likes the blue one.")
+    document.save(str(path))
+    return path
+
+
+def _around(paragraph: etree._Element, tag: str) -> tuple[str, str]:
+    """The text before and after the first `tag` in a paragraph, field results aside."""
+    before, after, seen, depth = [], [], False, 0
+    for run in paragraph.iter(f"{{{W}}}r"):
+        chars = [c.get(f"{{{W}}}fldCharType") for c in run.iter(f"{{{W}}}fldChar")]
+        seen = seen or run.find(f".//{{{W}}}{tag}") is not None
+        if not depth and not chars:
+            (after if seen else before).append("".join(t.text or "" for t in run.iter(f"{{{W}}}t")))
+        depth += chars.count("begin") - chars.count("end")
+    return "".join(before), "".join(after)
+
+
+def test_a_marker_between_plain_runs_moves_with_the_text_it_followed(tmp_path: Path) -> None:
+    """The text before a footnote reference or a field is a look of its own; when the translation puts it
+    last, the marker goes with it (it was left in its place among the runs, after the other text)."""
+    document = docx_format.open_document(_marked_paragraphs(tmp_path / "marked.docx"))
+    assert [[r.style for r in b.runs] for b in document.blocks] == [[("before a marker", 0), None]] * 2
+    german = [["Der alte Mann öffnete die Tür", " und der Hund lief in den Garten."],
+              ["Ich mag den roten Wagen", ", aber mein Bruder mag den blauen."]]
+    out = tmp_path / "out.docx"
+    document.save(out, [[TranslatedRun(1, words[1]), TranslatedRun(0, words[0])] for words in german])
+    noted, fielded = list(_xml(_parts(out), "word/document.xml").iter(f"{{{W}}}p"))[:2]
+    assert _around(noted, "footnoteReference") == (german[0][1] + german[0][0], "")
+    assert _around(fielded, "fldChar") == (german[1][1] + german[1][0], "")
+    assert [t.text for t in fielded.iter(f"{{{W}}}instrText")] == [" DATE "]
+
+
+def test_a_marker_lands_after_the_translation_of_the_word_it_followed(tmp_path: Path, en_de) -> None:
+    """With the bundled model: a footnote reference after "door" and a field after "car" are after "Tür" and
+    "Wagen", not at the end of the sentence (where the whole translation given to the first run left them)."""
+    from nmt_desktop.core.documents.translate_document import save_translation, translate_document
+
+    source = _marked_paragraphs(tmp_path / "marked.docx")
+    out = save_translation(translate_document(en_de, docx_format.open_document(source)), tmp_path / "out.docx")
+    noted, fielded = list(_xml(_parts(out), "word/document.xml").iter(f"{{{W}}}p"))[:2]
+    before, after = _around(noted, "footnoteReference")
+    assert before.endswith("Tür") and "Hund" in after, (before, after)
+    before, after = _around(fielded, "fldChar")
+    assert before.endswith("Wagen") and "Bruder" in after, (before, after)

@@ -114,3 +114,15 @@ def test_a_word_glued_to_a_code_span_stays_in_the_bold_around_it() -> None:
     assert texts(out)[2] == "<q>"
     assert texts(out)[3] == "-Element"
     assert joined(out) == "Das HTML-<q>-Element zitiert."
+
+
+def test_the_space_between_two_formatted_stretches_goes_where_the_source_had_it() -> None:
+    """<b>red</b> then " car" (a look of its own before a marker): the space starts " Wagen", it does not end
+    the bold word ("<b>roten </b>Wagen")."""
+    runs = infos(("plain", "I like the "), ("style", "red"), ("style", " car"), ("plain", " but he likes blue."))
+    words = "Ich mag den roten Wagen, aber er mag blau.".split()
+    source_runs = [0, 0, 0, 1, 2, 3, 3, 3, 3]
+    links = [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7), (8, 8)]
+    out = transfer(runs, source_runs, words, np.eye(9), links, {})
+    assert [(t.index, t.text) for t in out] == [(0, "Ich mag den "), (1, "roten"), (2, " Wagen"),
+                                                (3, ", aber er mag blau.")]

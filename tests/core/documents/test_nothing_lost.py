@@ -190,3 +190,34 @@ def test_markdown_keeps_code_spans_apart_and_every_link(en_de, tmp_path: Path) -
                 "https://example.org/forum", "https://example.org/bugs"):
         assert url in out
     assert len(re.findall(r"\[[^\]]+\]\(https://", out)) == 4  # every link has words
+
+
+MARKED_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Door</title></head><body>
+<p>The old man opened the door<img src="door.png" alt=""> and the dog ran into the garden.</p>
+<p>I like the <b>red</b> car<a id="cars"></a> but my brother likes the blue one.</p>
+</body></html>
+"""
+
+
+def test_a_marker_without_text_lands_after_the_translation_of_its_word(en_de, tmp_path: Path) -> None:
+    """An inline image, an empty anchor or an ODF footnote after a word, with more text after it: the marker
+    went with the plain text before it, which got the whole translation (one look), so it ended the sentence
+    (or, beside a bold word, started it). That text is a look of its own now, aligned like a bold word."""
+    source = tmp_path / "door.html"
+    source.write_text(MARKED_PAGE, encoding="utf-8")
+    first, second = lxml.html.fromstring(translated(en_de, source).read_bytes()).iter("p")
+    first, second = (lxml.html.tostring(p, encoding=str) for p in (first, second))
+    assert re.search(r"Tür<img [^>]*>[^<]*Hund", first), first
+    assert re.search(r"Wagen<a id=\"cars\"></a>[^<]*Bruder", second), second
+    odt = tmp_path / "door.odt"
+    body = (f'<text:p>The old man opened the door{note(1, "It was old.")} and the dog ran into the garden.</text:p>')
+    with zipfile.ZipFile(odt, "w") as z:
+        z.writestr("mimetype", b"application/vnd.oasis.opendocument.text", zipfile.ZIP_STORED)
+        z.writestr("content.xml", CONTENT.split("<office:body>")[0] + f"<office:body><office:text>{body}"
+                   "</office:text></office:body></office:document-content>")
+    with zipfile.ZipFile(translated(en_de, odt)) as z:
+        paragraph = elements(etree.fromstring(z.read("content.xml")), "p")[0]
+    footnote = next(el for el in paragraph if etree.QName(el).localname == "note")
+    assert (paragraph.text or "").rstrip().endswith("Tür") and "Hund" in (footnote.tail or ""), \
+        etree.tostring(paragraph, encoding=str)

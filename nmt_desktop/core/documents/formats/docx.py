@@ -6,7 +6,9 @@ Not python-docx: it re-serialises every part it models on save. Blocks, in order
 subject, then per part (body, each header and footer in section order, footnotes, endnotes) every w:p in
 document order (table cells and nested tables, text boxes as their own paragraphs) and every image's alt
 text (wp:docPr descr/title). A run is a w:r with text (w:t); a paragraph is cut at its tabs and line
-breaks (w:tab, w:br, w:cr) into segments, each a block (word_segments.py), so neither reaches the model.
+breaks (w:tab, w:br, w:cr) into segments, each a block (word_segments.py), so neither reaches the model;
+plain text that a footnote reference, image or field follows is a look of its own, and the marker moves
+with it, so it lands after the translation of the words it followed.
 Runs of fields (w:fldSimple, w:fldChar ... w:instrText ...) are left out, so a field's instruction and
 result stay verbatim and it keeps working; a run without text (a w:footnoteReference, a drawing) is no
 run and stays where it is; deleted text (w:delText in w:del) is not text and stays as it was. Runs inside

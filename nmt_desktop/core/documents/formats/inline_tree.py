@@ -9,6 +9,8 @@ Elements without text of their own (br, img, text:bookmark, a footnote, a frame)
 block inside them (a footnote's paragraph) keeps its identity for its own write. Such an element goes with
 the run before it, unless it sits inside an element that run is not in (a <span> that starts with
 <br><br>): then with the run after it, so the span is not split in two when the runs are reordered.
+Plain text that such an element follows is a look of its own (`before_marker`), so it is aligned and the
+element lands after the translation of the words it followed, not at the end of the sentence.
 
 A "break" (ODF's text:tab and text:line-break) cuts the stretch into segments, each a block of its own
 (`segment_blocks`): a tab or a line break handed to the model vanished or glued two words, and the
@@ -69,6 +71,7 @@ class _Run:
     # (chain, payload) in order: payload _TEXT for the text, or an element to move
     items: list[tuple[tuple[Element, ...], Element | None]] = field(default_factory=list)
     closed: bool = False  # an atom followed: the next text starts a new run
+    marker: bool = False  # an element without text (a note, an image, a line break) follows its text
 
 
 def style_key(chain: Sequence[Element]) -> Hashable:
@@ -119,7 +122,7 @@ class InlineSpan:
         """Atoms still waiting go with the run before them (or lead the stretch)."""
         if self._pending and self._runs:
             self._runs[-1].items += self._pending
-            self._runs[-1].closed = True
+            self._runs[-1].closed = self._runs[-1].marker = True
         else:
             self._leading += self._pending
         self._pending = []
@@ -129,7 +132,7 @@ class InlineSpan:
             self._start(_Run(style_key(chain + (el,)), chain, text, True, [(chain, el)]))
         elif self._runs and self._runs[-1].chain[:len(chain)] == chain and not self._pending:
             self._runs[-1].items.append((chain, el))
-            self._runs[-1].closed = True
+            self._runs[-1].closed = self._runs[-1].marker = True
         else:
             self._pending.append((chain, el))
 
@@ -165,7 +168,17 @@ class InlineSpan:
 
     @property
     def runs(self) -> list[Run]:
-        return [Run(r.text, r.style if r.chain or r.verbatim else None, r.verbatim) for r in self._runs]
+        """The runs; plain text that an element without text follows, with more text after it in its
+        segment, is a look of its own (`before_marker`), so the marker goes where its words go."""
+        segment_end = {i: seg.stop for seg in self.segments() for i in seg}
+        out = []
+        for i, r in enumerate(self._runs):
+            style = r.style if r.chain or r.verbatim else None
+            if style is None and r.marker and r.text.strip() and any(
+                    self._runs[j].text.strip() for j in range(i + 1, segment_end[i])):
+                style = before_marker(i)
+            out.append(Run(r.text, style, r.verbatim))
+        return out
 
     @property
     def blank(self) -> bool:
@@ -254,6 +267,18 @@ class InlineSpan:
         at = 0 if self.prev is None else parent.index(self.prev) + 1
         for i, child in enumerate(list(holder)):
             parent.insert(at + i, child)
+
+
+def before_marker(n: int) -> Hashable:
+    """The look of plain text that a marker without text of its own follows (a footnote reference, an inline
+    image, a field, a line break): a look of its own makes the translator align the block, so the text is
+    cut where the marker's words went and the marker, which moves with the text before it, lands after the
+    words aligned to the ones it followed, not at the end of the sentence."""
+    return ("before a marker", n)
+
+
+def is_before_marker(style: Hashable) -> bool:
+    return isinstance(style, tuple) and len(style) == 2 and style[0] == "before a marker"
 
 
 def _empty_copy(source: Element, target: Element) -> Element:

@@ -50,23 +50,32 @@ def style_key(props: etree._Element | None, noise_tags: Sequence[str] = (),
     return etree.tostring(props, method="c14n").decode()
 
 
-def permute(elements: Sequence[etree._Element], order: Sequence[int]) -> None:
-    """Put elements[order[k]] where elements[k] was (placeholders keep the places while they move)."""
+def permute(elements: Sequence[etree._Element], order: Sequence[int],
+            followers: dict[etree._Element, list[etree._Element]] | None = None) -> None:
+    """Put elements[order[k]] where elements[k] was (placeholders keep the places while they move); an
+    element's `followers` (a footnote reference after the text it belongs to) move right after it."""
     if list(order) == list(range(len(elements))):
         return
+    followers = followers or {}
     holders = []
     for element in elements:
         holder = etree.Element("slot")
         element.getparent().replace(element, holder)
+        for follower in followers.get(element, []):
+            follower.getparent().remove(follower)
         holders.append(holder)
     for holder, index in zip(holders, order):
         holder.getparent().replace(holder, elements[index])
+        for follower in reversed(followers.get(elements[index], [])):
+            elements[index].addnext(follower)
 
 
 def write_runs(slots: Sequence[RunSlot], translated: Sequence[TranslatedRun],
-               set_text: Callable[[etree._Element, str], None]) -> bool:
-    """Set each run's text and move the units into the translated order; returns False (texts set, order
-    as in the source) when a unit's runs are not together in the translation."""
+               set_text: Callable[[etree._Element, str], None],
+               followers: dict[etree._Element, list[etree._Element]] | None = None) -> bool:
+    """Set each run's text and move the units into the translated order (a unit's `followers` with it);
+    returns False (texts set, order as in the source) when a unit's runs are not together in the
+    translation."""
     for run in translated:
         set_text(slots[run.index].run, run.text)
     units: list[etree._Element] = []
@@ -81,7 +90,7 @@ def write_runs(slots: Sequence[RunSlot], translated: Sequence[TranslatedRun],
     unit_order = [unit_of[i] for k, i in enumerate(order) if k == 0 or unit_of[order[k - 1]] != unit_of[i]]
     if sorted(unit_order) != list(range(len(units))):
         return False
-    permute(units, unit_order)
+    permute(units, unit_order, followers)
     for u in range(len(units)):
         members = [i for i in range(len(slots)) if unit_of[i] == u]
         if len(members) > 1:

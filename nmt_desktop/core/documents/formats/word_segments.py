@@ -8,6 +8,12 @@ each is translated on its own and the breaks stay where they are. A run that hol
 is written, such a run is first split into runs of the same properties, one per stretch and one per break,
 so a piece moves with its segment and the break never moves. A paragraph without breaks is one segment
 of whole runs, written as before; an untranslated paragraph is left exactly as it was.
+
+A marker between two pieces of plain text (a footnote reference, an inline image, a field) was left at its
+place among the runs, so with the whole translation given to the first run it ended the sentence. The
+piece it follows is now a look of its own (inline_tree.before_marker), so the translation is aligned and
+cut there, and the marker moves with that piece's run: it lands after the words aligned to the ones it
+followed.
 """
 
 from __future__ import annotations
@@ -19,11 +25,15 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from nmt_desktop.core.documents.blocks import Block, Run, TranslatedBlock, untranslated
+from nmt_desktop.core.documents.formats.inline_tree import before_marker, is_before_marker
 from nmt_desktop.core.documents.formats.ooxml_runs import RunSlot, never_emptied, write_runs
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 BREAKS = {f"{{{W}}}tab", f"{{{W}}}br", f"{{{W}}}cr"}
 T, RPR = f"{{{W}}}t", f"{{{W}}}rPr"
+# what shows in the text without being text: a note's number, an image, an object, a field
+MARKERS = {f"{{{W}}}{t}" for t in ("footnoteReference", "endnoteReference", "drawing", "pict", "object", "fldSimple",
+                                   "fldChar")}
 
 # How the adapter reads a run's look: (style key, verbatim by its style or font, marked: never emptied).
 Look = Callable[[RunSlot], tuple[object, bool, bool]]
@@ -35,6 +45,7 @@ class Piece:
     slot: RunSlot
     stretch: int
     text: str
+    marker: bool = False  # a marker follows it before the next piece
 
 
 @dataclass
@@ -67,14 +78,21 @@ def _text(children: Sequence[etree._Element]) -> str:
 def read_paragraph(element: etree._Element, slots: Sequence[RunSlot]) -> Paragraph:
     segments: list[list[Piece]] = [[]]
     breaks = False
-    for slot in slots:
-        for k, children in enumerate(stretches(slot.run)):
+    everything = list(element.iter())  # kept, so that ids stay unique while they are used
+    order = {id(el): k for k, el in enumerate(everything)}
+    tags = [el.tag for el in everything]
+    for n, slot in enumerate(slots):
+        last = max(order[id(el)] for el in slot.run.iter())
+        upto = order[id(slots[n + 1].run)] if n + 1 < len(slots) else len(tags)
+        marker = any(tag in MARKERS for tag in tags[last + 1:upto])
+        parts = stretches(slot.run)
+        for k, children in enumerate(parts):
             if k:
                 segments.append([])
                 breaks = True
             text = _text(children)
             if text:
-                segments[-1].append(Piece(slot, k, text))
+                segments[-1].append(Piece(slot, k, text, marker and k == len(parts) - 1))
     return Paragraph(element, segments, breaks)
 
 
@@ -106,7 +124,8 @@ class ParagraphWriter:
                 kept = never_emptied(block, self._written[k], self.marked[k])
                 if any(s.unit in spanning for s in slots[k]):  # a link across a break: texts only, in place
                     kept = sorted(kept, key=lambda t: t.index)
-                write_runs(slots[k], kept, self.set_text)
+                anchored = [s.unit for s, run in zip(slots[k], block.runs) if is_before_marker(run.style)]
+                write_runs(slots[k], kept, self.set_text, _followers(anchored, slots))
                 for t in kept:
                     if t.text != block.runs[t.index].text:
                         self.on_changed(slots[k][t.index].run)
@@ -156,6 +175,22 @@ def _split(paragraph: Paragraph) -> list[list[RunSlot]]:
     return out
 
 
+def _followers(units: Sequence[etree._Element], slots: list[list[RunSlot]]) -> dict[etree._Element, list]:
+    """The markers after each unit (its following siblings up to the next text, break or unit): they move
+    with it."""
+    runs = {id(s.run) for segment in slots for s in segment} | {id(s.unit) for segment in slots for s in segment}
+    found = {}
+    for unit in units:
+        after = []
+        for sibling in unit.itersiblings():
+            if id(sibling) in runs or any(c.tag in BREAKS for c in sibling) \
+                    or any(id(d) in runs for d in sibling.iter()):
+                break
+            after.append(sibling)
+        found[unit] = after
+    return found
+
+
 def _spanning_units(paragraph: Paragraph, slots: list[list[RunSlot]]) -> set[etree._Element]:
     """Units (a hyperlink, a tracked insertion) with pieces in two segments or a break inside: moving one
     would carry a break or another segment's words with it."""
@@ -176,8 +211,12 @@ def segment_blocks(paragraph: Paragraph, look: Look, where: str) -> tuple[dict[i
     blocks, marked = {}, {}
     for n, k in enumerate(found, 1):
         runs, marks = [], []
-        for piece in paragraph.segments[k]:
+        segment = paragraph.segments[k]
+        for n_piece, piece in enumerate(segment):
             key, verbatim, mark = look(piece.slot)
+            if key is None and not verbatim and piece.marker and piece.text.strip() \
+                    and any(p.text.strip() for p in segment[n_piece + 1:]):
+                key = before_marker(n_piece)
             runs.append(Run(piece.text, key, verbatim))
             marks.append(mark)
         blocks[k] = Block(runs, where if len(found) == 1 else f"{where}, line {n}")
