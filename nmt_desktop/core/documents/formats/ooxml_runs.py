@@ -1,9 +1,11 @@
 """Writing a translated block back into an OOXML paragraph (WordprocessingML w:p, DrawingML a:p).
 
 Shared by the .docx and .pptx adapters. Runs are moved by permuting their elements among the places
-the runs themselves held, so whatever lies between them (bookmarks, fields, footnote references,
-proofing marks) stays put and no element is added or removed. A run inside a w:hyperlink moves with
-its hyperlink (the "unit"); when a translation splits a unit's runs apart, only the texts are set.
+the runs themselves held, so whatever lies between them (bookmarks, breaks, proofing marks) stays put
+and no element is added or removed here, except the markers a caller names as a unit's followers (a
+footnote reference or a field after the text it belongs to: word_segments.py), which move with it. A run
+inside a w:hyperlink moves with its hyperlink (the "unit"); when a translation splits a unit's runs
+apart, only the texts are set.
 """
 
 from __future__ import annotations
