@@ -16,7 +16,7 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import StepBackend
 from nmt_desktop.core.decoding.forcing import forced_steps
 from nmt_desktop.core.decoding.results import Hypothesis, Step
-from nmt_desktop.core.decoding.search import BeamState, beam_search, greedy_or_sample, hypothesis_of
+from nmt_desktop.core.decoding.search import BeamState, Prefix, beam_search, greedy_or_sample, hypothesis_of
 from nmt_desktop.core.model.transformer import Transformer
 
 
@@ -28,7 +28,7 @@ class Search:
     Stopping early is safe: the search's state is simply dropped."""
 
     def __init__(self, model: Transformer, src: torch.Tensor, cfg: DecodeConfig, backend: StepBackend,
-                 prefix: Sequence[int] | None = None, targets: Sequence[Sequence[int]] | None = None):
+                 prefix: Prefix | None = None, targets: Sequence[Sequence[int]] | None = None):
         self.cfg, self.rows, self.eos = cfg, src.shape[0], model.config.eos_id
         self.beam_state: BeamState | None = None
         if targets is not None:

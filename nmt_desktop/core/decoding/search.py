@@ -13,6 +13,9 @@ len(prefix) steps feed these tokens instead of choosing, one step at a time on t
 them like any other step (their real log-probs, alternatives and attention); the search then goes
 on freely. It is an argument, not a `DecodeConfig` field, because it belongs to one input while a
 DecodeConfig is a reusable set of options. The max length is raised to leave at least one free step.
+A prefix is one list for every row, or one list per row (`Prefix`): a document's repairs force a
+different prefix into each sentence of one batch (documents/constraints.py), and a row's result is the
+same as alone (tests/core/decoding/test_row_prefixes.py).
 
 The searches encode their sources and then talk only to a `StepBackend` (backend.py): it steps the
 decoder, picks tokens and reorders rows, wherever that runs. Interventions (head masks, mean
@@ -34,6 +37,8 @@ from nmt_desktop.core.decoding.backends.choice import choose_backend
 from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step
 from nmt_desktop.core.decoding.selection import beam_candidates, chosen_and_alternatives, log_probs
 from nmt_desktop.core.model.transformer import Transformer
+
+Prefix = Sequence[int] | Sequence[Sequence[int]]  # one forced prefix for every row, or one per row
 
 
 def step_list(index: int, rows: Sequence[int], token_ids: list[int], logprobs: list[float], alt_ids: np.ndarray,
@@ -101,15 +106,27 @@ def _prepare(model: Transformer, backend: StepBackend, src: Tensor, cfg: DecodeC
 
 
 def max_target_lengths(model: Transformer, src: Tensor, cfg: DecodeConfig,
-                       prefix: Sequence[int] | None = None) -> list[int]:
+                       prefixes: Sequence[Sequence[int]] | None = None) -> list[int]:
     """Each source's own target limit a * (its real length) + b, within max_positions.
 
     Per row, so a sentence decodes the same in a batch as alone (longer batch-mates do not raise
-    its limit). A forced prefix raises the limit to len(prefix) + 1 where needed.
+    its limit). A row's forced prefix raises its limit to len(prefix) + 1 where needed.
     """
     src_lens = (src != model.config.pad_id).sum(-1).tolist()
-    floor = min(len(prefix or ()) + 1, model.config.max_positions - 1)
-    return [max(floor, cfg.max_length(int(n), model.config.max_positions)) for n in src_lens]
+    prefixes = prefixes if prefixes is not None else [[] for _ in src_lens]
+    return [max(min(len(p) + 1, model.config.max_positions - 1), cfg.max_length(int(n), model.config.max_positions))
+            for n, p in zip(src_lens, prefixes)]
+
+
+def row_prefixes(model: Transformer, prefix: Prefix | None, rows: int) -> list[list[int]]:
+    """The forced prefix of each of `rows` rows: `prefix` for all (a list of ids) or one list per row;
+    ValueError when one holds </s>, leaves the model no free position, or the count is not `rows`."""
+    if prefix is not None and len(prefix) and not isinstance(prefix[0], (int, np.integer)):
+        if len(prefix) != rows:
+            raise ValueError(f"{rows} sources but {len(prefix)} forced prefixes")
+        return [_check_prefix(model, p) for p in prefix]  # type: ignore[arg-type]
+    one = _check_prefix(model, prefix)  # type: ignore[arg-type]
+    return [list(one) for _ in range(rows)]
 
 
 def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]:
@@ -122,19 +139,19 @@ def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]
     return prefix
 
 
-def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix: Sequence[int] | None = None,
+def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix: Prefix | None = None,
                      backend: StepBackend | None = None) -> Iterator[list[Step]]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
-    `prefix`: target ids forced on every row before the search goes on (see the module doc).
+    `prefix`: target ids forced before the search goes on, on every row or per row (see the module doc).
     `backend`: where the steps run (backend_choice.choose_backend when None).
     Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
     """
     eos, pad = model.config.eos_id, model.config.pad_id
     backend = backend if backend is not None else choose_backend(model)
-    prefix = _check_prefix(model, prefix)
-    max_lens = max_target_lengths(model, src, cfg, prefix)
+    prefixes = row_prefixes(model, prefix, src.shape[0])
+    max_lens = max_target_lengths(model, src, cfg, prefixes)
     max_len = max(max_lens)
     generator = torch.Generator()  # private: never reseed torch's global generator
     if cfg.seed is not None:
@@ -147,14 +164,16 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix:
     for index in range(max_len):
         with torch.inference_mode():
             out = backend.step(state, tokens, cfg.attention, cfg.self_attention)
-            forced = prefix[index] if index < len(prefix) else None
+            forced = [prefixes[row][index] if index < len(prefixes[row]) else None for row in alive]
             k = max(1, min(cfg.alternatives, out.logits.shape[-1]))
-            if forced is None and not cfg.sample:
+            if all(f is None for f in forced) and not cfg.sample:
                 tokens, chosen, alt_ids, alt_lp = backend.pick(out.logits, k, masked_ids(index, cfg, eos, pad))
             else:
                 logprobs = log_probs(out.logits, masked_ids(index, cfg, eos, pad))  # (R, V)
-                tokens = _sample(logprobs, cfg, generator) if forced is None else \
-                    torch.full((logprobs.shape[0],), forced, dtype=torch.long, device=logprobs.device)  # (R,)
+                free = _sample(logprobs, cfg, generator) if cfg.sample else logprobs.argmax(-1)  # (R,)
+                given = torch.tensor([-1 if f is None else f for f in forced], dtype=torch.long,
+                                     device=logprobs.device)  # (R,)
+                tokens = torch.where(given >= 0, given, free)  # (R,) a forced row's token, else the chosen one
                 tokens, chosen, alt_ids, alt_lp = chosen_and_alternatives(logprobs, tokens, k, greedy=False)
             steps = step_list(index, alive, tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
                               _attn(out.cross_attention), _attn(out.self_attention), eos)
@@ -286,20 +305,21 @@ class BeamState:
 
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
-                prefix: Sequence[int] | None = None, backend: StepBackend | None = None) -> Iterator[list[Step]]:
+                prefix: Prefix | None = None, backend: StepBackend | None = None) -> Iterator[list[Step]]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step (with its
     own earlier steps where it is not the one the sentence's previous step reported: `Step.earlier_steps`).
 
     A sentence is done when it has `beam_size` finished hypotheses (fairseq's rule) or the max
     length is reached; only </s> candidates ranked within the beam size can finish a hypothesis,
     so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hypothesis`es
-    and `state.tree` every expansion. `prefix`: forced target ids (one live beam while forced).
+    and `state.tree` every expansion. `prefix`: forced target ids, for every sentence or per sentence (one
+    live beam while forced).
     `backend`: as in `greedy_or_sample`.
     """
     B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
     backend = backend if backend is not None else choose_backend(model)
-    prefix = _check_prefix(model, prefix)
-    max_lens = max_target_lengths(model, src, cfg, prefix)
+    prefixes = row_prefixes(model, prefix, B)
+    max_lens = max_target_lengths(model, src, cfg, prefixes)
     max_len = max(max_lens)
     with torch.inference_mode():
         decoder, tokens, state.encoder_attention = _prepare(model, backend, src, cfg, K, max_len)
@@ -314,7 +334,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             out = backend.step(decoder, tokens, cfg.attention, cfg.self_attention)
             V = out.logits.shape[-1]
             k_alt, masked = max(1, min(cfg.alternatives, V)), masked_ids(index, cfg, eos, model.config.pad_id)
-            if index >= len(prefix):
+            if all(index >= len(p) for p in prefixes):
                 top_scores, top_idx, top_lps, alt_ids, alt_lp = backend.beam_candidates(out.logits, scores, k_alt,
                                                                                         masked)
             else:  # a forced token's log-prob is read from `logprobs` below
@@ -328,8 +348,8 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         for b in range(B):
             beams: list[tuple[int, int, float, float]] = []  # (token, parent row, score, token logprob)
             nodes: list[int | None] = []  # tree node of each kept beam
-            if not done[b] and index < len(prefix):  # forced token: the only live beam is row b*K
-                token, parent = prefix[index], b * K
+            if not done[b] and index < len(prefixes[b]):  # forced token: the only live beam is row b*K
+                token, parent = prefixes[b][index], b * K
                 token_lp = float(logprobs[parent, token])
                 s = float(scores[b, 0]) + token_lp
                 beams.append((token, parent, s, token_lp))
