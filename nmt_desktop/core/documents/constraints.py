@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from nmt_desktop.core.analysis.alignment import piece_word_ids
-from nmt_desktop.core.analysis.masking import prediction_difference
+from nmt_desktop.core.analysis.masking import MaskingRequest
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.lockstep import Procedure, run_lockstep
 from nmt_desktop.core.decoding.pipeline import length_sorted
 from nmt_desktop.core.documents.glossary import Term, glued_uses, target_as_word
 from nmt_desktop.core.documents.placement import Span, place
@@ -87,39 +88,79 @@ class ConstraintReport:
         self.outcomes += other.outcomes
 
 
+REPAIR_ROWS = 128  # sentences whose repairs run together: the rounds cost about the same for 16 rows or 128
+
+
 def translate_constrained(translator: "Translator", units: Sequence["Unit"], constraints: Sequence[Sequence[Constraint]],
                           cfg: DecodeConfig, batch_size: int = 16, report: ConstraintReport | None = None,
                           on_done: Callable[[int, "Translation"], None] | None = None,
                           cancelled: Callable[[], bool] | None = None) -> list["Translation"]:
     """Each unit's translation (input order), holding every constraint's target text where it can be
-    placed. `on_done(index, translation)` as each unit is final; `cancelled()` is checked between batches
-    (then the units done so far are returned, the rest None)."""
+    placed. Batches are translated shortest first; the repairs of up to REPAIR_ROWS sentences then run
+    together, their decodes batched (decoding/lockstep.py: a round of decodes costs about the same for 16
+    sentences or 128, so fewer, fuller rounds are faster). `on_done(index, translation)` as each unit is
+    final (a sentence that needs no repair at once); `cancelled()` is checked between batches (then the
+    units done so far are returned, the rest None)."""
     report = report if report is not None else ConstraintReport()
     done: list["Translation | None"] = [None] * len(units)
+    waiting: dict[int, "Translation"] = {}  # translated, its repair not run yet
+
+    def finish(u: int, translation: "Translation") -> None:
+        done[u] = translation
+        if on_done is not None:
+            on_done(u, translation)
+
+    def repair_waiting() -> None:
+        needy = list(waiting)
+        repaired = run_lockstep(translator, [repair_steps(translator, units[u], waiting[u], constraints[u], cfg)
+                                             for u in needy], max(batch_size, 64))
+        waiting.clear()
+        for u, outcome in zip(needy, repaired):
+            outcome.add_to(report)
+            finish(u, outcome.translation)
+
     for picked in length_sorted([len(u.source_ids) for u in units], batch_size):
         if cancelled is not None and cancelled():
+            waiting.clear()
             break
         for u, translation in zip(picked, translator.translate_units([units[u] for u in picked], cfg)):
             if constraints[u]:
-                translation = repair(translator, units[u], translation, constraints[u], cfg, report)
-            done[u] = translation
-            if on_done is not None:
-                on_done(u, translation)
+                waiting[u] = translation
+            else:
+                finish(u, translation)
+        if len(waiting) >= REPAIR_ROWS:
+            repair_waiting()
+    repair_waiting()
     return done  # type: ignore[return-value]  (None only when cancelled)
 
 
-def repair(translator: "Translator", unit: "Unit", translation: "Translation", constraints: Sequence[Constraint],
-           cfg: DecodeConfig, report: ConstraintReport) -> "Translation":
+@dataclass
+class Repaired:
+    """One sentence's repair: its final translation, one outcome per constraint, and the decodes it took."""
+    translation: "Translation"
+    outcomes: list[TermOutcome]
+    decodes: int
+
+    def add_to(self, report: ConstraintReport) -> None:
+        report.repairs += self.decodes
+        for outcome in self.outcomes:
+            report.add(outcome)
+
+
+def repair_steps(translator: "Translator", unit: "Unit", translation: "Translation",
+                 constraints: Sequence[Constraint], cfg: DecodeConfig) -> Procedure[Repaired]:
     """The translation with each missing constraint placed (placement.py: as its own word, the rest of the
     sentence kept), in source order, the terms placed before kept in the forced prefix; a term that
     cannot be placed well is reported as not placed and the translation stays without it. A placement
     must leave every term used or placed before it standing as its own word and glue no term into another
     word (`broken_terms`), and it is not put on a word that holds one of them ("Fahrkarte" for "ticket"
     over the model's "Klasse" for "class"); the final translation is checked once more, all terms
-    together, and falls back to the unforced one, each forced term not placed, should any be broken."""
+    together, and falls back to the unforced one, each forced term not placed, should any be broken.
+    A procedure (decoding/lockstep.py): many sentences' repairs run together."""
     language = translator.config.tgt_lang.split("_")[0].lower()
     unforced, terms = translation, [c.term for c in constraints]
     kept = 0  # target tokens at the start that hold the terms forced so far
+    decodes = 0
     standing: list[Term] = []  # the terms used or placed so far: each must stay its own word
     outcomes: list[TermOutcome] = []
     for c in constraints:
@@ -127,12 +168,12 @@ def repair(translator: "Translator", unit: "Unit", translation: "Translation", c
             outcomes.append(TermOutcome(c.term, "used", unit.text, c.kept))
             standing.append(c.term)
             continue
-        spans = term_spans(translator, translation, unit, c, kept, avoid=standing)
+        spans = yield from term_spans(translator, translation, unit, c, kept, avoid=standing)
         keep = [c.term, *standing]
-        placement = place(translator, unit, translation, c.term, spans, cfg, language,
-                          None if c.kept else source_plural(unit.text[c.start:c.end], c.term),
-                          lambda text: broken_terms(text, unforced.text, keep, terms), required=c.kept)
-        report.repairs += placement.decodes
+        placement = yield from place(translator, unit, translation, c.term, spans, cfg, language,
+                                     None if c.kept else source_plural(unit.text[c.start:c.end], c.term),
+                                     lambda text: broken_terms(text, unforced.text, keep, terms), required=c.kept)
+        decodes += placement.decodes
         if placement.translation is None:
             outcomes.append(TermOutcome(c.term, "not placed", unit.text, c.kept, placement.rest, placement.reason))
             continue
@@ -145,9 +186,7 @@ def repair(translator: "Translator", unit: "Unit", translation: "Translation", c
         outcomes = [o if o.status in ("used", "not placed") else
                     replace(o, status="not placed", reason=f"placing the terms together failed: {why}")
                     for o in outcomes]
-    for outcome in outcomes:
-        report.add(outcome)
-    return translation
+    return Repaired(translation, outcomes, decodes)
 
 
 def broken_terms(text: str, before: str, keep: Sequence[Term], terms: Sequence[Term]) -> str:
@@ -192,13 +231,14 @@ def source_plural(found: str, term: Term) -> bool | None:
 
 
 def term_spans(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
-               kept: int, count: int = 2, avoid: Sequence[Term] = ()) -> list[Span]:
+               kept: int, count: int = 2, avoid: Sequence[Term] = ()) -> Procedure[list[Span]]:
     """Up to `count` target words (at or after token `kept`), most likely first, where the model translated
     the constraint's source words: the largest probability drops when they are masked, else the most
     attention on them, else the same relative place as in the source. At the end of the translation
     (an empty span) when it has no word there. Each span carries its largest masking drop: a small one
     says the translation has no word for the term there (placement.py then keeps every word). A word that
-    is (a word of) a term of `avoid` (used or placed before) is no place for it."""
+    is (a word of) a term of `avoid` (used or placed before) is no place for it. A procedure: the masking
+    pass is asked for (`MaskingRequest`), so many sentences' passes share batches."""
     tokens = translation.target_tokens
     eos = translator.config.eos_id
     length = len(tokens) - (1 if translation.target_ids and translation.target_ids[-1] == eos else 0)
@@ -208,7 +248,7 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
     scores = np.zeros(length)
     drops = np.full(length, np.inf)  # the masking evidence per token, unknown without source pieces
     if pieces:
-        scores = prediction_difference(translator, translation, [pieces])[:length, 0]  # (T,)
+        scores = (yield [MaskingRequest(translation, (tuple(pieces),))])[0][:length, 0]  # (T,)
         drops = scores
         if scores.max(initial=0.0) < 1e-3 and translation.attention is not None:
             attention = np.asarray(translation.attention, dtype=np.float64)  # (L, H, T, S)
@@ -231,13 +271,6 @@ def term_spans(translator: "Translator", translation: "Translation", unit: "Unit
     return [Span(words[w], ends[w], float(drops[words[w]: ends[w]].max())) for w in ranked[:count]]
 
 
-def term_position(translator: "Translator", translation: "Translation", unit: "Unit", constraint: Constraint,
-                  kept: int) -> int:
-    """The target token index (a word's first piece, at or after `kept`) where the model translated the
-    constraint's source words (`term_spans`' first)."""
-    return term_spans(translator, translation, unit, constraint, kept, 1)[0].start
-
-
 def apply_glossary(translator: "Translator", units: Sequence["Unit"], translations: Sequence["Translation"],
                    terms: Sequence[Term], cfg: DecodeConfig) -> tuple[list["Translation"], ConstraintReport]:
     """Finished translations (the Translate tab's, streamed) with the glossary's terms forced in where the
@@ -245,8 +278,11 @@ def apply_glossary(translator: "Translator", units: Sequence["Unit"], translatio
     from nmt_desktop.core.documents.glossary import find_terms
 
     report = ConstraintReport()
-    out = []
-    for unit, translation in zip(units, translations):
-        found = [Constraint(m.start, m.end, m.term) for m in find_terms(unit.text, terms)]
-        out.append(repair(translator, unit, translation, found, cfg, report) if found else translation)
+    out = list(translations)
+    found = [[Constraint(m.start, m.end, m.term) for m in find_terms(unit.text, terms)] for unit in units]
+    needy = [i for i, f in enumerate(found) if f]
+    for i, repaired in zip(needy, run_lockstep(translator, [repair_steps(translator, units[i], translations[i], found[i],
+                                                                         cfg) for i in needy])):
+        out[i] = repaired.translation
+        repaired.add_to(report)
     return out, report

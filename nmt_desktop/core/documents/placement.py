@@ -32,11 +32,12 @@ put there and the result judged against the translation without it:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.lockstep import DecodeRequest, Procedure
 from nmt_desktop.core.documents.determiners import alternatives, joined, unfused
 from nmt_desktop.core.documents.glossary import Term, target_as_word
 
@@ -92,8 +93,10 @@ def rest_chrf(after: str, term: str, before: str, replaced: str) -> float:
 
 def place(translator: "Translator", unit: "Unit", current: "Translation", term: Term, spans: Sequence[Span],
           cfg: DecodeConfig, language: str, plural: bool | None = None,
-          broken: Callable[[str], str] | None = None, required: bool = False) -> Placement:
-    """`term` placed at the first of `spans` where it fits (the module docstring), else not placed.
+          broken: Callable[[str], str] | None = None, required: bool = False) -> Procedure[Placement]:
+    """`term` placed at the first of `spans` where it fits (the module docstring), else not placed. A
+    procedure (decoding/lockstep.py): it yields the decodes it needs, so many sentences' placements run
+    together with their decodes batched.
     `plural`: whether the source word is plural (None: unknown), which limits the determiners tried;
     `broken(text)`: why a candidate breaks the sentence's other terms ("": it does not), which refuses it;
     `required`: text the document must keep (do-not-translate spans, numbers): the candidate that changes the
@@ -113,7 +116,8 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
         if not head_words and current.text[:1].isupper() and target[:1].islower():
             target = target[:1].upper() + target[1:]  # the term opens the sentence
         shown = Term(term.source, target, term.note)
-        prefix, old, new, scored = _with_determiner(translator, unit, head_words, shown, cfg, language, plural)
+        prefix, old, new, scored = yield from _with_determiner(translator, unit, head_words, shown, cfg, language,
+                                                               plural)
         decodes += scored
         if elided:
             old = old[:len(old) - len(elided.group(1))].rstrip()  # the replaced word holds the elided article
@@ -121,14 +125,18 @@ def place(translator: "Translator", unit: "Unit", current: "Translation", term: 
         if len(prefix) + 2 > translator.config.max_positions - 1:
             return Placement(None, "not placed", 0.0, "the sentence would be too long for the model", decodes)
         tail = ids[span.end:length]
-        candidates = []
-        translation, extra = _continue(translator, unit, prefix, cfg)
-        decodes += 1 + extra
-        candidates.append(("continue", translation))
         rendered = span.drop >= RENDERED
-        if rendered and tail and len(prefix) + len(tail) + 2 <= translator.config.max_positions - 1:
-            spliced = translator.translate_units([unit], cfg, prefix=prefix + tail)[0]
-            decodes += 1
+        splice = bool(rendered and tail and len(prefix) + len(tail) + 2 <= translator.config.max_positions - 1)
+        # _continue looks past a glued piece among 16 alternatives; the splice asks for as many (they change no
+        # choice) so that both go to the model as one batch
+        wide = replace(cfg, alternatives=max(cfg.alternatives, 16))
+        asked = [DecodeRequest([unit], wide, prefix)] + ([DecodeRequest([unit], wide, prefix + tail)] if splice else [])
+        answers = yield asked  # continue and splice decoded together
+        translation, extra = yield from _continue(translator, unit, prefix, cfg, answers[0][0])
+        decodes += len(asked) + extra
+        candidates = [("continue", translation)]
+        if splice:
+            spliced = answers[1][0]
             if _fits(current, span.end, length, spliced, len(prefix), len(tail)):
                 candidates.append(("splice", spliced))
             else:
@@ -178,7 +186,7 @@ def _past_determiner(translator: "Translator", ids: Sequence[int], length: int, 
 
 
 def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[str], term: Term, cfg: DecodeConfig,
-                     language: str, plural: bool | None) -> tuple[list[int], str, str, int]:
+                     language: str, plural: bool | None) -> Procedure[tuple[list[int], str, str, int]]:
     """The forced prefix (ids): the words before the place, the determiner that fits the term best (the
     module docstring), and the term; the determiner before and after ("" when none was re-decided), and how
     many scoring passes it took (0 or 1)."""
@@ -197,7 +205,7 @@ def _with_determiner(translator: "Translator", unit: "Unit", head_words: list[st
     targets = [encode(text) for text in texts]
     term_tokens = [len(t) - _common(t, encode(" ".join([*w, f]))) for t, (w, f) in zip(targets, options)]
     shared = min(_common(targets[0], t) for t in targets[1:])  # the words before, as tokens
-    scored = translator.translate_units([unit] * len(targets), replace_cfg(cfg), targets=targets)
+    scored = (yield [DecodeRequest([unit] * len(targets), replace_cfg(cfg), targets=targets)])[0]
     # log p(term | source, words before, determiner) + DETERMINER * log p(determiner | source, words before)
     # the model wrote a preposition fused with its article ("ins"): the preposition is the sentence's, not
     # chosen, so a form written apart pays for its article only ("in die": "die", not "in" + "die")
@@ -223,19 +231,14 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
 
 def replace_cfg(cfg: DecodeConfig) -> DecodeConfig:
     """Scoring needs no alternatives or attention."""
-    from dataclasses import replace
-
     return replace(cfg, alternatives=0, beam_size=1, nbest=1)
 
 
-def _continue(translator: "Translator", unit: "Unit", prefix: list[int], cfg: DecodeConfig) -> tuple["Translation", int]:
-    """The translation with `prefix` forced; when the model glues a piece onto the term's last word
-    ("Klinik" + "tahre"), the step after it decoded again with the best token that starts a word, is
-    punctuation or ends the sentence (extra decodes: 0 or 1)."""
-    from dataclasses import replace
-
-    wide = replace(cfg, alternatives=max(cfg.alternatives, 16))
-    translation = translator.translate_units([unit], wide, prefix=prefix)[0]
+def _continue(translator: "Translator", unit: "Unit", prefix: list[int], cfg: DecodeConfig,
+              translation: "Translation") -> Procedure[tuple["Translation", int]]:
+    """`translation` (decoded with `prefix` forced and 16 alternatives a step); when the model glues a
+    piece onto the term's last word ("Klinik" + "tahre"), the step after it decoded again with the best
+    token that starts a word, is punctuation or ends the sentence (extra decodes: 0 or 1)."""
     tokens, after = translation.target_tokens, len(prefix)
     if after >= len(tokens) or not glued(translator, tokens[after - 1: after + 1]):
         return translation, 0
@@ -244,8 +247,8 @@ def _continue(translator: "Translator", unit: "Unit", prefix: list[int], cfg: De
     if choice is None:
         return translation, 0
     if choice == translator.config.eos_id:
-        return translator.translate_units([unit], cfg, prefix=prefix, targets=[prefix])[0], 1
-    return translator.translate_units([unit], cfg, prefix=prefix + [choice])[0], 1
+        return (yield [DecodeRequest([unit], cfg, prefix, targets=[prefix])])[0][0], 1
+    return (yield [DecodeRequest([unit], cfg, prefix + [choice])])[0][0], 1
 
 
 def glued(translator: "Translator", pair: Sequence[str]) -> bool:
