@@ -10,7 +10,7 @@ import hmac
 import ipaddress
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -73,14 +73,14 @@ def matching_key(given: str | None, keys: dict[str, float | None]) -> str | None
 class TokenBucket:
     """`rate` requests per minute, bursts of up to `rate` (at least 1)."""
     rate: float
-    tokens: float = -1.0
-    stamp: float = field(default_factory=time.monotonic)
+    tokens: float = -1.0  # full at the first take
+    stamp: float | None = None  # when it was last taken from
 
     def take(self, now: float) -> bool:
         capacity = max(1.0, self.rate)
-        if self.tokens < 0:
-            self.tokens = capacity
-        self.tokens = min(capacity, self.tokens + (now - self.stamp) * self.rate / 60.0)
+        if self.tokens < 0 or self.stamp is None:
+            self.tokens, self.stamp = capacity, now
+        self.tokens = min(capacity, self.tokens + max(0.0, now - self.stamp) * self.rate / 60.0)
         self.stamp = now
         if self.tokens >= 1.0:
             self.tokens -= 1.0

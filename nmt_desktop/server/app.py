@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import time
 from typing import Any, AsyncIterator
 
@@ -26,7 +27,9 @@ from nmt_desktop.server.errors import ApiError
 
 class RequestLog:
     """Pure ASGI middleware: times each HTTP request, reads its status from the response, and writes the
-    request event and the counters from what the route noted (context.note)."""
+    request event and the counters from what the route noted (context.note). A route's unexpected failure is
+    answered 500 in one sentence here (its one line on stderr): past this point uvicorn would drop the
+    client's connection."""
 
     def __init__(self, app: ASGIApp, ctx: ServerContext):
         self.app, self.ctx = app, ctx
@@ -35,15 +38,23 @@ class RequestLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started, status = time.perf_counter(), [500]
+        started, status, answered = time.perf_counter(), [500], [False]
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status[0] = message["status"]
+                status[0], answered[0] = message["status"], True
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
+        except Exception as exc:  # noqa: BLE001  (answered here, so that the connection stays open for the next request)
+            if answered[0]:
+                raise
+            status[0] = 500
+            print(f"nmt-desktop serve: {scope.get('method')} {scope.get('path')} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr, flush=True)
+            await JSONResponse({"error": f"Cannot translate text: {type(exc).__name__}: {exc}"}, status_code=500)(
+                scope, receive, send)
         finally:
             state: dict[str, Any] = scope.get("state", {})
             segments, characters = state.get("nmt_segments", 0), state.get("nmt_characters", 0)

@@ -53,7 +53,7 @@ def translate_route(ctx: ServerContext):
             raise missing("target")
         try:
             count = max(0, int(params.get("alternatives", 0) or 0))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 in JSON is infinity
             raise ApiError(400, "Invalid request: alternatives parameter is not a number") from None
         if count > MAX_ALTERNATIVES:
             raise ApiError(400, f"Invalid request: alternatives parameter must be <= {MAX_ALTERNATIVES}")

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from nmt_desktop.server.batcher import DecodeKey, QueueFull
 from nmt_desktop.server.context import ServerContext, note, queue_full
-from nmt_desktop.server.errors import ApiError
+from nmt_desktop.server.errors import ApiError, missing
 from nmt_desktop.server.routing import ServedModel
 from nmt_desktop.server.segments import sentences, text_segment
 
@@ -39,7 +39,7 @@ async def _params(ctx: ServerContext, request: Request) -> dict[str, Any]:
         if "json" in kind and body:
             try:
                 data = json.loads(body.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):
                 raise ApiError(400, "Invalid JSON format") from None
             if isinstance(data, list):
                 params["input"] = [str(x) for x in data]
@@ -58,6 +58,9 @@ def _one(params: dict[str, Any], name: str) -> str:
 
 
 def _route(ctx: ServerContext, params: dict[str, Any]) -> ServedModel:
+    for name in ("srcLangCode", "trgLangCode"):
+        if not language_code(_one(params, name)):
+            raise missing(name)
     return ctx.models.route(language_code(_one(params, "srcLangCode")), language_code(_one(params, "trgLangCode")))
 
 

@@ -22,7 +22,7 @@ async def read_params(request: Request, body: bytes) -> dict[str, Any]:
     if is_json(request):
         try:
             data = json.loads(body.decode("utf-8")) if body else None
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: arrays nested 100,000 deep
             data = None
         if not isinstance(data, dict):
             raise ApiError(400, "Invalid JSON format")

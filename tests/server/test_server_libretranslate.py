@@ -133,6 +133,11 @@ def test_bad_json_unknown_routes_and_methods_answer_one_sentence(client):
     assert (r.status_code, r.json()) == (400, {"error": "Invalid JSON format"})
     r = client.post("/translate", content=b"{not json", headers={"Content-Type": "application/json"})
     assert (r.status_code, r.json()) == (400, {"error": "Invalid JSON format"})
+    r = client.post("/translate", content=b"[" * 100_000 + b"]" * 100_000, headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {"error": "Invalid JSON format"})  # not a RecursionError
+    r = client.post("/translate", content=b'{"q": "Hi.", "source": "en", "target": "de", "alternatives": 1e999}',
+                    headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {"error": "Invalid request: alternatives parameter is not a number"})
     r = client.get("/nothing-here")
     assert r.status_code == 404 and "error" in r.json()
     r = client.get("/translate")

@@ -67,3 +67,7 @@ def test_a_pair_without_a_model_is_refused_in_one_sentence(client):
                                                            "trgLangCode": "en"})
     assert (r.status_code, r.json()) == (400, {"error": "English (en) is not available as a target language from "
                                                         "German (de)"})
+
+    r = client.get("/MtRestService/Translate", params={"tokenCode": "0", "input": "Hi.", "srcLangCode": "",
+                                                       "trgLangCode": "de"})
+    assert (r.status_code, r.json()) == (400, {"error": "Invalid request: missing srcLangCode parameter"})
