@@ -95,20 +95,25 @@ def run(args: argparse.Namespace) -> int:
     if not is_loopback(host) and not keys:
         raise UsageError(f"--host {host} would let other machines use the server: give --api-key KEY or "
                          f"--api-keys FILE, or keep the default 127.0.0.1")
-    names = [fix_arg(m) for m in args.models] if args.models else _bundled()
-    translators = [load_translator(name, args) for name in names]
+    from nmt_desktop.server.run import bind, serve
+
+    try:
+        sock = bind(host, args.port)  # before the models load: a port in use is said at once
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
+    try:
+        names = [fix_arg(m) for m in args.models] if args.models else _bundled()
+        translators = [load_translator(name, args) for name in names]
+    except BaseException:
+        sock.close()
+        raise
     limits = Limits(max_chars=args.max_chars, max_list=args.max_list, max_file_bytes=int(args.max_file_mb * 1024 * 1024),
                     max_queue=args.max_queue, timeout_s=args.timeout)
     settings = ServerSettings(host=host, port=args.port, keys=keys, rate_per_minute=args.rate_limit,
                               cors=tuple(args.cors or ("*",)), log_json=args.log_json, limits=limits,
                               file_ttl_s=float(args.file_ttl), batch_size=args.batch_size,
                               window_s=args.batch_wait / 1000.0)
-    from nmt_desktop.server.run import serve
-
-    try:
-        return serve(translators, settings)
-    except OSError as exc:
-        raise CLIError(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
+    return serve(translators, settings, sock)
 
 
 def _bundled() -> list[str | None]:

@@ -80,8 +80,17 @@ class Models:
     def knows(self, code: str) -> bool:
         return code in self.all_codes()
 
+    def code(self, code: str) -> str:
+        """A client's code as the models spell it: "de" as it is, "de-DE", "de_AT" or "DE" -> "de" when that
+        is what a model has."""
+        if self.knows(code):
+            return code
+        base = code.replace("_", "-").split("-")[0].strip().lower()
+        return base if self.knows(base) else code
+
     def route(self, source: str, target: str) -> ServedModel:
         """The model for source -> target; ApiError 400 in LibreTranslate's words when there is none."""
+        source, target = self.code(source), self.code(target)
         if not self.knows(source):
             raise ApiError(400, f"{source} is not supported")
         if not self.knows(target):

@@ -65,9 +65,10 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(translators: list["Translator"], settings: ServerSettings) -> int:
-    """Serve until SIGTERM or Ctrl+C; 0 after a graceful stop. OSError when the address cannot be bound."""
-    sock = bind(settings.host, settings.port)
+def serve(translators: list["Translator"], settings: ServerSettings, sock: socket.socket | None = None) -> int:
+    """Serve until SIGTERM or Ctrl+C; 0 after a graceful stop. `sock`: bound already (`bind`, so that a port
+    in use is said before the models load), else bound here; OSError when the address cannot be bound."""
+    sock = sock if sock is not None else bind(settings.host, settings.port)
     models = served_models(translators, settings)
     ctx = ServerContext(settings, models, EventLog(settings.log_json), FileStore(settings.upload_dir,
                                                                                 settings.file_ttl_s))

@@ -6,6 +6,7 @@ refuse in one sentence while the server stays up; and a served model's glossary 
 from __future__ import annotations
 
 import shutil
+import socket
 from typing import Iterator
 
 import pytest
@@ -20,6 +21,24 @@ def test_binding_off_loopback_without_a_key_is_refused_in_one_sentence(host):
     proc = run_cli("serve", "--host", host, "--port", "0")
     line = assert_one_error_line(proc, 2)
     assert f"--host {host} would let other machines use the server" in line and "--api-key" in line
+
+
+def test_command_line_mistakes_are_one_sentence_each(tmp_path):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        port = taken.getsockname()[1]
+        line = assert_one_error_line(run_cli("serve", "--port", str(port)), 1)
+        assert f"cannot listen on 127.0.0.1:{port}" in line and "in use" in line  # said before any model loads
+    finally:
+        taken.close()
+    bad = tmp_path / "keys.txt"
+    bad.write_text("alpha 0\n", encoding="utf-8")
+    line = assert_one_error_line(run_cli("serve", "--api-keys", str(bad)), 1)
+    assert "keys.txt, line 1: the rate must be a positive number of requests per minute, got '0'" in line
+    assert_one_error_line(run_cli("serve", "--api-key", "a", "--api-keys", str(bad)), 2)
+    assert "--port: expected 0-65535" in assert_one_error_line(run_cli("serve", "--port", "70000"), 2)
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +125,9 @@ def test_the_models_glossary_applies_to_what_it_serves(keyed):
         pair = c.get("/MtRestService/TranslateJson", params={"tokenCode": "alpha", "input": "The station is big.",
                                                              "srcLangCode": "en", "trgLangCode": "de"}).json()
         assert "Bahnsteig" in pair["translation"]
+
+
+def test_regional_and_upper_case_codes_reach_the_model(keyed):
+    with keyed.client() as c:
+        r = c.post("/translate", json={"q": "The cat sleeps.", "source": "en-US", "target": "DE", "api_key": "alpha"})
+        assert r.status_code == 200 and r.json()["translatedText"]
