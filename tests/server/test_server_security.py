@@ -131,3 +131,16 @@ def test_regional_and_upper_case_codes_reach_the_model(keyed):
     with keyed.client() as c:
         r = c.post("/translate", json={"q": "The cat sleeps.", "source": "en-US", "target": "DE", "api_key": "alpha"})
         assert r.status_code == 200 and r.json()["translatedText"]
+
+
+def test_subtitle_edit_with_a_key_sends_json_without_the_comma_before_api_key_and_is_understood(keyed):
+    # Subtitle Edit (src/libse/AutoTranslate/LibreTranslate.cs) appends ' "api_key": "KEY" ' after "target"
+    body = '{"q": "Good morning.\\nHow are you?", "source": "en", "target": "de" "api_key": "alpha" }'
+    with keyed.client() as c:
+        r = c.post("/translate", content=body.encode("utf-8"), headers={"Content-Type": "application/json",
+                                                                      "accept": "application/json"})
+        assert r.status_code == 200, r.text
+        assert r.json()["translatedText"].count("\n") == 1
+        wrong = body.replace("alpha", "alphx")
+        assert c.post("/translate", content=wrong.encode("utf-8"),
+                      headers={"Content-Type": "application/json"}).status_code == 403
