@@ -108,6 +108,7 @@ def build_app(ctx: ServerContext) -> Starlette:
     routes = [*libretranslate.routes(ctx), *opuscat.routes(ctx), Route("/nmt/stats", stats_route(ctx), methods=["GET"])]
     middleware = [
         Middleware(RequestLog, ctx=ctx),
+        Middleware(opuscat.CaseInsensitivePaths),
         Middleware(CORSMiddleware, allow_origins=list(ctx.settings.cors), allow_methods=["GET", "POST"],
                    allow_headers=["Authorization", "Content-Type"], expose_headers=["Authorization"],
                    max_age=60 * 60 * 24 * 20),

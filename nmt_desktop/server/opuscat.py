@@ -2,7 +2,8 @@
 Trados, memoQ, OmegaT and Wordfast plugins work pointed at this server's port: GET /MtRestService/Translate,
 TranslateJson, TranslateStream, BatchTranslate, ListSupportedLanguagePairs, GetLanguagePairModelTags,
 CheckModelStatus; POST TranslatePost, PreOrderBatch. Parameters tokenCode, input, srcLangCode, trgLangCode,
-modelTag, as query or form fields. The plugins send tokenCode=0: it is accepted as OPUS-CAT does, unless
+modelTag, as query or form fields; paths in any case (ASP.NET Core's routing: the OmegaT plugin writes
+/MTRestService/). The plugins send tokenCode=0: it is accepted as OPUS-CAT does, unless
 the server has API keys, when tokenCode must be one (OPUS-CAT's own check always passes)."""
 
 from __future__ import annotations
@@ -137,6 +138,27 @@ def _text_response(request: Request, text: str) -> Response:
     return PlainTextResponse(text)
 
 
+ACTIONS = ("Translate", "TranslateJson", "TranslateStream", "TranslatePost", "BatchTranslate",
+           "ListSupportedLanguagePairs", "GetLanguagePairModelTags", "CheckModelStatus", "PreOrderBatch")
+BASE = "/MtRestService/"
+_CANONICAL = {f"{BASE}{action}".lower(): f"{BASE}{action}" for action in ACTIONS}
+
+
+class CaseInsensitivePaths:
+    """ASGI middleware: OPUS-CAT's routes matched without regard to case, as ASP.NET Core matches them (the
+    OmegaT plugin calls /MTRestService/TranslateJson, the others /MtRestService/...)."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            canonical = _CANONICAL.get(scope["path"].rstrip("/").lower())
+            if canonical is not None and canonical != scope["path"]:
+                scope = dict(scope, path=canonical)
+        await self.app(scope, receive, send)
+
+
 def routes(ctx: ServerContext) -> list[Route]:
     def handler(kind: str):
         async def handle(request: Request) -> Response:
@@ -163,15 +185,8 @@ def routes(ctx: ServerContext) -> list[Route]:
             return _text_response(request, answers[0]) if kind == "text" else PlainTextResponse(answers[0])
         return handle
 
-    base = "/MtRestService/"
-    return [
-        Route(base + "Translate", handler("text"), methods=["GET"]),
-        Route(base + "TranslateJson", handler("json"), methods=["GET"]),
-        Route(base + "TranslateStream", handler("stream"), methods=["GET"]),
-        Route(base + "TranslatePost", handler("post"), methods=["GET", "POST"]),
-        Route(base + "BatchTranslate", handler("batch"), methods=["GET", "POST"]),
-        Route(base + "ListSupportedLanguagePairs", handler("pairs"), methods=["GET"]),
-        Route(base + "GetLanguagePairModelTags", handler("tags"), methods=["GET"]),
-        Route(base + "CheckModelStatus", handler("status"), methods=["GET"]),
-        Route(base + "PreOrderBatch", handler("preorder"), methods=["POST"]),
-    ]
+    kinds = {"Translate": ("text", ["GET"]), "TranslateJson": ("json", ["GET"]), "TranslateStream": ("stream", ["GET"]),
+             "TranslatePost": ("post", ["GET", "POST"]), "BatchTranslate": ("batch", ["GET", "POST"]),
+             "ListSupportedLanguagePairs": ("pairs", ["GET"]), "GetLanguagePairModelTags": ("tags", ["GET"]),
+             "CheckModelStatus": ("status", ["GET"]), "PreOrderBatch": ("preorder", ["POST"])}
+    return [Route(BASE + action, handler(kinds[action][0]), methods=kinds[action][1]) for action in ACTIONS]

@@ -1,5 +1,5 @@
 """OPUS-CAT MT Engine's routes as its plugins call them (Helsinki-NLP/OPUS-CAT): memoQ's
-`TranslateJson?tokenCode=0&input=...&modelTag=""`, the Trados plugin's RestSharp GETs (Accept: JSON),
+`TranslateJson?tokenCode=0&input=...&modelTag=""`, OmegaT's /MTRestService/TranslateJson, the Trados plugin's RestSharp GETs (Accept: JSON),
 Wordfast's TranslatePost form, BatchTranslate with repeated `input`, ListSupportedLanguagePairs."""
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ def test_memoq_translate_json_gets_a_translation_pair(client):
     for i, j in links:
         assert j in pair["SegmentedAlignmentSourceToTarget"][str(i)] and i in pair["SegmentedAlignmentTargetToSource"][str(j)]
     assert pair["RawTranslation"] == " ".join(pair["SegmentedTranslation"])
+
+
+def test_the_omegat_plugin_writes_mtrestservice_in_capitals(client):
+    # OmegaTPlugin/.../OpusCatPlugin.java: "%s:%s/MTRestService/TranslateJson", OpusCatTranslator.java the query
+    r = client.get("/MTRestService/TranslateJson", params={"input": "The dog sleeps.", "srcLangCode": "en",
+                                                          "trgLangCode": "de", "tokenCode": "0", "modelTag": ""})
+    assert r.status_code == 200 and "Hund" in r.json()["translation"]
+    assert client.get("/MTRestService/ListSupportedLanguagePairs").json() == ["en-de", "en-fr"]
 
 
 def test_trados_restsharp_calls_get_json(client):
