@@ -17,6 +17,7 @@ decoding threads setting; the Train tab's "CPU threads" is the training child pr
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ _own = OwnLoad()
 
 def decoding_threads(own: OwnLoad | None = None) -> int | None:
     """The thread count for a job starting now (None: OMP_NUM_THREADS is set, torch's own choice stands)."""
-    if threads.chosen_threads() is None:
+    if os.environ.get("OMP_NUM_THREADS", "").strip():  # the user's word (threads.chosen_threads's rule)
         return None
     others = max(0.0, threads.busy_cores() - (own or _own).sample())
     return threads.default_threads(load=others)

@@ -128,3 +128,24 @@ def test_the_apps_own_decoding_is_not_other_work(monkeypatch) -> None:
     assert own.average < 0.01
     load[0] = 1.6  # the machine busy with others' work only
     assert decode_threads.decoding_threads(own) == 1
+
+
+def test_a_long_document_follows_the_load_between_batches(qtbot, open_main_window, tiny_model_dir, tmp_path,
+                                                          machine, monkeypatch) -> None:
+    """The load read at the start of a book is stale minutes later: the dialog's worker reads the policy
+    again between batches, so a machine that got idle (or busy) mid-document changes the next batch's count."""
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.gui.documents import worker as document_worker
+
+    monkeypatch.setattr(document_worker, "RETHREAD_EVERY_S", 0.0)
+    seen: list[int] = []
+    monkeypatch.setattr(Translator, "translate_units", recording(Translator.translate_units, seen))
+    window = open_main_window(tiny_model_dir)
+    loads = iter([3.0])  # busy when the job starts, idle from the first batch on
+    monkeypatch.setattr(threads, "busy_cores", lambda: next(loads, 0.0))
+    source = tmp_path / "long.txt"
+    source.write_text("\n".join(["red cat runs", "blue dog sleeps"] * 40) + "\n", encoding="utf-8")
+    dialog = window.translate_file(source)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
+    assert dialog.result is not None and dialog.result.sentences == 80
+    assert len(seen) >= 2 and seen[0] == 1 and set(seen[1:]) == {4}
