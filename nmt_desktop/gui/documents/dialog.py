@@ -35,7 +35,7 @@ from .glossary_editor import GlossaryEditor
 from .options import DocumentOptionsBox
 from .summary import formatting_note, glossary_line
 from .table import LineTable
-from .worker import DocumentJob, DocumentWorker
+from .worker import DocumentJob, DocumentWorker, work_done
 
 if TYPE_CHECKING:
     from nmt_desktop.core.config import DecodeConfig
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from nmt_desktop.core.documents.translate_document import DocumentTranslation
 
 log = logging.getLogger("nmt_desktop.gui.document")
+ETA_HALF_LIFE_CHARS = 16_000.0  # the ETA's speed forgets over about this many characters (~200 sentences)
 
 
 def open_filter() -> str:
@@ -74,13 +75,15 @@ class DocumentDialog(QDialog):
         self.glossary: Glossary | None = None  # the glossary of the translation under way or done
         self.request_id = 0
         self._next_id = 1
-        self._eta = EtaEstimator(half_life_steps=200.0)
+        self._eta = EtaEstimator(half_life_steps=ETA_HALF_LIFE_CHARS)  # fed characters: worker.work_curve
+        self._work: list[int] = []  # the running document's work curve (worker.work_curve)
         self._t0 = 0.0
         self.glossary_editor: GlossaryEditor | None = None
 
         self.worker = DocumentWorker()
         self._thread = WorkerThread(self.worker, "document-worker")
         self._request.connect(self.worker.run)
+        self.worker.weighed.connect(self._on_weighed)
         self.worker.progressed.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
@@ -200,6 +203,7 @@ class DocumentDialog(QDialog):
         self.request_id, self._next_id = self._next_id, self._next_id + 1
         self.worker.cancel_all_before(self.request_id)
         self._eta.reset()
+        self._work = []
         self._t0 = time.perf_counter()
         self._set_running(True)
         log.info("translating file %s (%d blocks)", self.path, len(self.document.blocks))
@@ -215,12 +219,20 @@ class DocumentDialog(QDialog):
             self.status.setText("Cancelled: nothing was saved.")
         self._set_running(False)
 
+    def _on_weighed(self, request_id: int, curve: list[int]) -> None:
+        if request_id == self.request_id:
+            self._work = curve
+
     def _on_progress(self, request_id: int, done: int, total: int) -> None:
         if request_id != self.request_id:
             return
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(done)
-        eta = self._eta.update(done, time.perf_counter() - self._t0, total) if done else None
+        if done >= total > 0:  # the sentences are done; alignment and inline formatting still run, unmeasured
+            self.status.setText(f"{total} of {total} sentences translated · carrying the formatting over…")
+            return
+        work = self._work[-1] if self._work else total
+        eta = self._eta.update(work_done(self._work, done, total), time.perf_counter() - self._t0, work) if done else None
         self.status.setText(f"{done} of {total} sentences translated · about {format_eta(eta)} left")
 
     def _on_finished(self, request_id: int, result: DocumentTranslation) -> None:

@@ -100,6 +100,9 @@ class LineTable(QTableView):
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # fitted here, row by row
         self.verticalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
         self.verticalHeader().setMaximumWidth(220)  # a long `where` ("footer 2, table 1, …") is cut, not the text
+        # cut at its start with "…", keeping the end that tells rows apart ("<p> 12"); Qt's default here drew a
+        # right-aligned `where` clipped mid-letter ("3/wasteland-content.xhtml" for "EPUB/…"); the tooltip has it all
+        self.verticalHeader().setTextElideMode(Qt.TextElideMode.ElideLeft)
         self._fitted: set[int] = set()  # rows whose height fits their text at the current column widths
         self._fit_timer = QTimer(self)
         self._fit_timer.setSingleShot(True)
