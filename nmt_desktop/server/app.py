@@ -98,6 +98,9 @@ def build_app(ctx: ServerContext) -> Starlette:
                 ctx.files.sweep()
 
         sweeper = asyncio.create_task(sweep())
+        from nmt_desktop.core.decoding.source_language import warm_up
+
+        asyncio.get_running_loop().run_in_executor(None, warm_up)  # the language identifier, before source=auto needs it
         try:
             yield
         finally:

@@ -5,6 +5,7 @@ status codes and error texts are LibreTranslate's; `trust` and `alignment` are t
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from starlette.requests import Request
@@ -71,10 +72,11 @@ def translate_route(ctx: ServerContext):
         fmt = params.get("format") or "text"
         if fmt not in ("text", "html"):
             raise ApiError(400, f"{fmt} format is not supported")
-        code, detected = _source_language(ctx, str(source), texts)
+        # language identification and HTML parsing in a worker thread: the event loop only routes and waits
+        code, detected = await asyncio.to_thread(_source_language, ctx, str(source), texts)
         model = ctx.models.route(code, str(target))
         want_trust, want_alignment = _flag(params.get("trust")), _flag(params.get("alignment"))
-        segments = [(html_segment if fmt == "html" else text_segment)(t) for t in texts]
+        segments = await asyncio.to_thread(lambda: [(html_segment if fmt == "html" else text_segment)(t) for t in texts])
         characters = sum(s.characters for s in segments)
         note(request, len(segments), characters, model.name)
         key = DecodeKey(max(ctx.settings.beam_size, count + 1) if count else ctx.settings.beam_size,
@@ -134,7 +136,7 @@ def detect_route(ctx: ServerContext):
         if len(text) > ctx.settings.limits.max_chars * max(1, ctx.settings.limits.max_list):
             raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({ctx.settings.limits.max_chars})")
         note(request, 1, len(text))
-        return JSONResponse(detect(text))
+        return JSONResponse(await asyncio.to_thread(detect, text))
     return detect_language
 
 
@@ -166,7 +168,8 @@ def translate_file_route(ctx: ServerContext):
             raise ApiError(400, f"Invalid request: the file ({len(data)} bytes) is larger than this server takes "
                                 f"({limits.max_file_bytes} bytes)")
         if source == "auto":
-            source = ctx.models.sources()[0] if len(ctx.models.sources()) == 1 else _auto_file_source(ctx, data)
+            source = (ctx.models.sources()[0] if len(ctx.models.sources()) == 1
+                      else await asyncio.to_thread(_auto_file_source, ctx, data))
         model = ctx.models.route(str(source), str(target))
         note(request, 1, len(data), model.name)
         path = ctx.files.upload_path(filename)
