@@ -9,6 +9,8 @@ Tatoeba sentences in headings, paragraphs, a list and a table, with links and em
 round so that a busy machine's load falls on all of them alike; the figure is the median of the rounds'
 sentences/s (the CLI's own summary: sentences and seconds of translate + save), with its ratio to the first setting.
 `--profile` prints the top of a cProfile of translate_document on the .docx (in process, 1 thread).
+`--file PATH` (repeat) adds real documents, e.g. the corpus's largest (tests/real_documents/files/poi-drawing.docx,
+tika-big-preamble.html, epub3-wasteland.epub); `--only files` runs those alone.
 
 Idle:            nice -n 19 .venv/bin/python benchmarks/document_threads.py --rounds 3
 Under contention (the lead engineer's run; this script never starts stress-ng itself):
@@ -129,7 +131,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", default="default,1,2", help="settings to compare (default = no --threads)")
     parser.add_argument("--model", default="en-de")
-    parser.add_argument("--only", choices=["html", "docx"], help="one of the two documents")
+    parser.add_argument("--only", choices=["html", "docx", "files"], help="one of the two documents, or only --file's")
+    parser.add_argument("--file", action="append", default=[], type=Path,
+                        help="a real document to run too (repeat), e.g. tests/real_documents/files/poi-drawing.docx")
     parser.add_argument("--label", default="idle", help="what else ran on the machine, for the table")
     parser.add_argument("--profile", action="store_true", help="cProfile translate_document on the .docx instead")
     parser.add_argument("--top", type=int, default=20)
@@ -142,7 +146,10 @@ def main() -> None:
         if args.profile:
             profile(documents["docx"], args.top)
             return
-        names = [args.only] if args.only else list(documents)
+        names = [] if args.only == "files" else [args.only] if args.only else list(documents)
+        for path in args.file:
+            documents[path.name] = path.resolve()
+            names.append(path.name)
         settings = args.threads.split(",")
         rates: dict[tuple[str, str], list[float]] = {}
         counts: dict[str, int] = {}
