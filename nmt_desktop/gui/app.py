@@ -34,6 +34,7 @@ from .empty_state import EmptyState
 from .analysis_session import AnalysisSession
 from .menus import build_menus, check_theme
 from .settings import Settings, setup_logging
+from .server.dialog import ServerDialog
 from .shortcuts import ShortcutsDialog
 from .train.panel import TrainPanel
 from .translate import TranslatePanel
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         self.menus = build_menus(self)
         theme.follow(self, lambda _theme: check_theme(self.menus))  # the View menu ticks what is in use
         self.document_dialog: DocumentDialog | None = None
+        self.server_dialog: ServerDialog | None = None  # Tools > Local server… (gui/server/dialog.py)
         install_file_drops(self, self.handle_drop)  # files dropped anywhere on the window (gui/drop.py)
         self.model_label = QLabel("No model")
         self.busy = QProgressBar()
@@ -349,6 +351,8 @@ class MainWindow(QMainWindow):
         self.analysis_panel.shutdown()
         if self.document_dialog is not None:
             self.document_dialog.shutdown()
+        if self.server_dialog is not None:  # the local server child goes with the app: SIGTERM, then kill
+            self.server_dialog.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt name
         if not self._shut_down and not self.train_panel.confirm_close():  # asks during a training run

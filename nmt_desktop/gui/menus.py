@@ -1,4 +1,4 @@
-"""The main window's menu bar: File, Translate, Tools (glossary), View (theme, colour map, tabs) and Help.
+"""The main window's menu bar: File, Translate, Tools (glossary, local server), View (theme, colour map, tabs) and Help.
 
 Every keyboard shortcut of the app is a QAction made here, so Help > Keyboard shortcuts (gui/shortcuts.py)
 lists them from the window's actions and cannot go stale.
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu
 from . import theme
 from .documents.glossary_editor import open_glossary_editor
 from .notices import show_notices
+from .server.dialog import open_server_dialog
 
 if TYPE_CHECKING:
     from .window_api import WindowApi
@@ -83,6 +84,9 @@ def build_menus(window: WindowApi) -> Menus:
     tools_menu = bar.addMenu("T&ools")
     a["glossary"] = _action(window, tools_menu, "&Glossary…", lambda: open_glossary_editor(window),
                             tip="Edit a glossary, import or export it (TSV, TBX), keep it with the loaded model")
+    a["server"] = _action(window, tools_menu, "Local &server…", lambda: open_server_dialog(window),
+                          tip="Serve the models to Weblate, Subtitle Edit, OmegaT, Trados and memoQ on this computer "
+                              "(LibreTranslate's and OPUS-CAT's APIs)")
 
     view_menu = bar.addMenu("&View")
     theme_menu = view_menu.addMenu("&Theme")

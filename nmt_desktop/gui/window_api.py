@@ -10,12 +10,13 @@ if TYPE_CHECKING:
     import os
 
     from PySide6.QtCore import SignalInstance
-    from PySide6.QtWidgets import QMenuBar, QStatusBar, QTabWidget, QWidget
+    from PySide6.QtWidgets import QDialog, QMenuBar, QStatusBar, QTabWidget, QWidget
 
     from .analysis.panel import AnalysisPanel
     from .models.panel import ModelsPanel
     from .translate.panel import TranslatePanel
     from .models.loader import ModelInfo
+    from .settings import Settings
 
 
 class AnalysisFiles(Protocol):
@@ -33,6 +34,8 @@ class WindowApi(Protocol):
     analysis_session: AnalysisFiles
     tabs: QTabWidget
     info: ModelInfo | None  # the loaded model, None before the first load
+    settings: Settings
+    server_dialog: QDialog | None  # Tools > Local server… (server/dialog.py: made on first use, owns the server child)
     modelChanged: SignalInstance  # noqa: N815 - Qt signal name
 
     def show_tab(self, key: str) -> None: ...

@@ -6,8 +6,8 @@ The GUI trains through exactly the command a terminal runs:
 
 (in a packaged app: `nmt-desktop train ...`, the app binary itself; see `core.locations.cli_command`).
 
-stdout is read line by line (partial lines are buffered until their newline): a line holding a
-JSON object with an "event" key becomes an `event(dict)` signal; anything else, and every stderr
+stdout is read line by line (gui/child_process.py, shared with the local server's child): a line holding
+a JSON object with an "event" key becomes an `event(dict)` signal; anything else, and every stderr
 line, goes to `logLine(str)`. `stop()` sends SIGTERM (the child saves `RUN/last` and exits 0) and
 kills the child if it has not exited after a timeout. A crash of the child never reaches the window:
 `finished(exit_code, crashed)` reports it, with the last stderr lines kept in `stderr_tail`.
@@ -15,21 +15,18 @@ kills the child if it has not exited after a timeout. A crash of the child never
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-from collections import deque
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
-import nmt_desktop
 from nmt_desktop.core.config import TrainConfig
-from nmt_desktop.core.locations import cli_command, is_frozen
+from nmt_desktop.core.locations import cli_command
 from nmt_desktop.core.training.train_flags import train_command_line
 
-_PACKAGE_PARENT = str(Path(nmt_desktop.__file__).resolve().parents[1])
+from ..child_process import EventProcess, LineBuffer, parse_event  # noqa: F401 (re-export: the controller, tests)
 
 
 def train_command(config_path: str | os.PathLike, resume: bool = False) -> list[str]:
@@ -52,35 +49,7 @@ def command_lines(cfg: TrainConfig, resume: bool = False) -> tuple[str, str]:
     return short, flag_command(cfg)
 
 
-class LineBuffer:
-    """Bytes in, complete decoded lines out; a trailing partial line waits for its newline."""
-
-    def __init__(self) -> None:
-        self._pending = b""
-
-    def feed(self, data: bytes) -> list[str]:
-        self._pending += data
-        *lines, self._pending = self._pending.split(b"\n")
-        return [line.decode("utf-8", errors="replace").rstrip("\r") for line in lines]
-
-    def flush(self) -> list[str]:
-        rest, self._pending = self._pending, b""
-        return [rest.decode("utf-8", errors="replace").rstrip("\r")] if rest.strip() else []
-
-
-def parse_event(line: str) -> dict[str, Any] | None:
-    """The progress event on `line`, or None if the line is not one."""
-    text = line.strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) and isinstance(value.get("event"), str) else None
-
-
-class TrainProcess(QObject):
+class TrainProcess(EventProcess):
     """One `train` child at a time; signals arrive on the GUI thread (QProcess is event driven)."""
 
     event = Signal(dict)
@@ -89,17 +58,8 @@ class TrainProcess(QObject):
     finished = Signal(int, bool)  # exit code, crashed (killed or died of a signal)
 
     def __init__(self, parent: QObject | None = None, kill_timeout_ms: int = 20000):
-        super().__init__(parent)
-        self.kill_timeout_ms = kill_timeout_ms
-        self.extra_env: dict[str, str] = {}
-        self.stderr_tail: deque[str] = deque(maxlen=40)
+        super().__init__(parent, kill_timeout_ms)
         self.last_error: str | None = None  # message of the child's `error` event
-        self.stop_requested = False
-        self._proc: QProcess | None = None
-        self._out, self._err = LineBuffer(), LineBuffer()
-        self._kill_timer = QTimer(self)
-        self._kill_timer.setSingleShot(True)
-        self._kill_timer.timeout.connect(self.kill)
 
     @property
     def program(self) -> str:
@@ -108,102 +68,30 @@ class TrainProcess(QObject):
     def arguments(self, config_path: str | os.PathLike, resume: bool = False) -> list[str]:
         return cli_command(*train_command(config_path, resume))[1:]
 
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.state() != QProcess.NotRunning
-
-    def pid(self) -> int:
-        return int(self._proc.processId()) if self._proc is not None else 0
-
     def start(self, config_path: str | os.PathLike, resume: bool = False, workdir: str | None = None) -> None:
         if self.running:
             raise RuntimeError("a training process is already running")
-        self.stderr_tail.clear()
         self.last_error = None
-        self.stop_requested = False
-        self._out, self._err = LineBuffer(), LineBuffer()
-        proc = QProcess(self)
-        env = QProcessEnvironment.systemEnvironment()
-        if not is_frozen():  # a frozen child imports from its own bundle
-            path = env.value("PYTHONPATH", "")
-            env.insert("PYTHONPATH", _PACKAGE_PARENT + (os.pathsep + path if path else ""))
-        env.insert("PYTHONIOENCODING", "utf-8")
-        env.insert("PYTHONUNBUFFERED", "1")
-        for key, value in self.extra_env.items():
-            env.insert(key, value)
-        proc.setProcessEnvironment(env)
-        if workdir:
-            proc.setWorkingDirectory(workdir)
-        proc.readyReadStandardOutput.connect(self._read_stdout)
-        proc.readyReadStandardError.connect(self._read_stderr)
-        proc.finished.connect(self._on_finished)
-        proc.errorOccurred.connect(self._on_error)
-        proc.started.connect(self.started)
-        self._proc = proc
-        proc.start(self.program, self.arguments(config_path, resume))
+        self.launch(train_command(config_path, resume), workdir)
 
-    def stop(self) -> None:
-        """SIGTERM: the child saves its checkpoint and exits 0; killed after `kill_timeout_ms`."""
-        if not self.running:
-            return
-        self.stop_requested = True
-        self._proc.terminate()
-        self._kill_timer.start(self.kill_timeout_ms)
+    def on_started(self) -> None:
+        self.started.emit()
 
-    def kill(self) -> None:
-        if self.running:
-            self._proc.kill()
+    def on_event(self, event: dict[str, Any]) -> None:
+        if event["event"] == "error":
+            self.last_error = str(event.get("message", ""))
+        self.event.emit(event)
 
-    def wait(self, timeout_ms: int = 30000) -> bool:
-        """Block until the child exits (used when the window closes); kill it if it does not."""
-        if self._proc is None:
-            return True
-        if not self._proc.waitForFinished(timeout_ms) and self.running:
-            self._proc.kill()
-            self._proc.waitForFinished(5000)
-        return not self.running
+    def on_text(self, line: str) -> None:
+        self.logLine.emit(line)
 
-    # -- reading -----------------------------------------------------------------------------------
+    def on_stderr(self, line: str) -> None:
+        self.logLine.emit(line)
 
-    def _handle_stdout_line(self, line: str) -> None:
-        ev = parse_event(line)
-        if ev is None:
-            if line.strip():
-                self.logLine.emit(line)
-            return
-        if ev["event"] == "error":
-            self.last_error = str(ev.get("message", ""))
-        self.event.emit(ev)
+    def on_failed_to_start(self, message: str) -> None:
+        self.stderr_tail.append(message)
+        self.logLine.emit(message)
+        self.finished.emit(-1, True)
 
-    def _handle_stderr_line(self, line: str) -> None:
-        if line.strip():
-            self.stderr_tail.append(line)
-            self.logLine.emit(line)
-
-    def _read_stdout(self) -> None:
-        if self._proc is not None:
-            for line in self._out.feed(bytes(self._proc.readAllStandardOutput())):
-                self._handle_stdout_line(line)
-
-    def _read_stderr(self) -> None:
-        if self._proc is not None:
-            for line in self._err.feed(bytes(self._proc.readAllStandardError())):
-                self._handle_stderr_line(line)
-
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.FailedToStart:
-            message = f"cannot start {self.program}: {self._proc.errorString() if self._proc else error}"
-            self.stderr_tail.append(message)
-            self.logLine.emit(message)
-            self._kill_timer.stop()
-            self.finished.emit(-1, True)
-
-    def _on_finished(self, exit_code: int, status: QProcess.ExitStatus) -> None:
-        self._read_stdout()
-        self._read_stderr()
-        for line in self._out.flush():
-            self._handle_stdout_line(line)
-        for line in self._err.flush():
-            self._handle_stderr_line(line)
-        self._kill_timer.stop()
-        self.finished.emit(int(exit_code), status == QProcess.CrashExit)
+    def on_exit(self, exit_code: int, crashed: bool) -> None:
+        self.finished.emit(exit_code, crashed)

@@ -1,0 +1,1 @@
+"""Tools > Local server…: `nmt-desktop serve` run as a child of the app, with its request log and counters."""
