@@ -40,6 +40,9 @@ class DecodeKey:
     beam_size: int = 1
     nbest: int = 1
     target: str | None = None  # a multilingual model's >>code<<; None for an ordinary model
+    # URLs, e-mail addresses and emoji behind placeholders (translate_document's automatic do-not-translate);
+    # off for alternatives, whose n-best texts hold the placeholders' names, not what they stand for
+    keep_spans: bool = True
 
 
 @dataclass
@@ -176,7 +179,7 @@ class DecodeWorker:
         if key.target is not None:
             self.translator.target_language = key.target
         cfg = DecodeConfig(beam_size=key.beam_size, nbest=key.nbest, attention=True, alternatives=0)
-        options = DocumentOptions(glossary=self.glossary, batch_size=self.batch_size)
+        options = DocumentOptions(glossary=self.glossary, automatic_dnt=key.keep_spans, batch_size=self.batch_size)
         return translate_document(self.translator, _Blocks(blocks), cfg, options).blocks
 
     def _settle(self, jobs: list[_Job], compute: Callable[[], list[Any]]) -> None:

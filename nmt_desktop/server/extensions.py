@@ -4,9 +4,12 @@ LibreTranslate's own `alternatives`; computed on the decode thread from a segmen
 - trust: per segment the worst sentence's trust band and estimated chrF (core/analysis/quality.py, the
   signals the app shows) and the flagged words with their reasons.
 - alignment: per segment Pharaoh links "i-j" (source word i, target word j, 0-based, whitespace words
-  of the text the model read and of its translation, sentence after sentence) by the model's own reading
-  of its attention (core/analysis/alignment.py), for a client that places tags itself.
-- alternatives: the beam's next-best hypotheses, sentence by sentence."""
+  of the text as sent and of its translation, sentence after sentence) by the model's own reading of its
+  attention (core/analysis/alignment.py), for a client that places tags itself. A URL, e-mail address or
+  emoji the model read as a placeholder is one word either way, so the indices hold; an HTML <code> run of
+  several words is one placeholder word to the model, and shifts them.
+- alternatives: the beam's next-best hypotheses, sentence by sentence, decoded without placeholders
+  (batcher.DecodeKey.keep_spans), whose names they would hold."""
 
 from __future__ import annotations
 

@@ -80,7 +80,8 @@ def translate_route(ctx: ServerContext):
         characters = sum(s.characters for s in segments)
         note(request, len(segments), characters, model.name)
         key = DecodeKey(max(ctx.settings.beam_size, count + 1) if count else ctx.settings.beam_size,
-                        count + 1 if count else 1, str(target) if model.multilingual else None)
+                        count + 1 if count else 1, str(target) if model.multilingual else None,
+                        keep_spans=not count)
         translator = model.translator
 
         def finish(results: list) -> list[dict[str, Any]]:  # on the decode thread

@@ -89,6 +89,14 @@ def test_trust_and_alignment_are_added_only_when_asked(client):
         pairs = [tuple(map(int, link.split("-"))) for link in links.split()]
         assert pairs, links
         assert all(i < len(text.split()) and j < len(target.split()) for i, j in pairs)
+    # a URL the model reads as a placeholder and a number with its unit: indices count the words as sent
+    text = "Send 5 kg of apples to https://example.com/shop today."
+    body = client.post("/translate", json={"q": text, "source": "en", "target": "de", "alignment": True}).json()
+    pairs = [tuple(map(int, link.split("-"))) for link in body["alignment"].split()]
+    words = body["translatedText"].split()
+    assert "https://example.com/shop" in words and "5" in words
+    assert pairs and all(i < len(text.split()) and j < len(words) for i, j in pairs)
+    assert (6, words.index("https://example.com/shop")) in pairs  # the URL aligned to itself
     # form-encoded flags are read too
     form = client.post("/translate", data={"q": "The dog runs.", "source": "en", "target": "de", "trust": "true"})
     assert "trust" in form.json()
