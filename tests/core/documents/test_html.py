@@ -78,9 +78,9 @@ def test_round_trip_translates_every_text_and_keeps_structure(page: Path, tmp_pa
     # runs move (the fake reverses them) but stay in their formatting
     assert dst.find(".//b").text == MARK + "BOLD WORD"
     assert dst.find(".//i").text == MARK + "AN ITALIC PHRASE"
-    assert dst.find(".//p").text.startswith(MARK + " DONE.")
-    first_p = dst.find(".//p")
-    assert [c.tag for c in first_p] == ["img", "br", "code", "a", "i", "b"]
+    first_p = dst.find(".//p")  # reversed on each side of its <br>, which stays between the two lines
+    assert first_p.text.startswith(MARK + " NOW.") and first_p.find("br").tail == MARK + " DONE." + MARK + "SECOND LINE "
+    assert [c.tag for c in first_p] == ["code", "a", "i", "b", "br", "img"]
     assert [a.get("href") for a in dst.iter("a")] == [a.get("href") for a in src.iter("a")]
     nested = dst.findall(".//a")[1]
     assert nested.text == MARK + " THERE" and nested.find("b").text == MARK + "GO"  # one link around both
@@ -203,3 +203,21 @@ def test_a_span_that_starts_and_ends_with_line_breaks_stays_one_span(tmp_path: P
     spans = load(out).findall(".//span")
     assert len(spans) == 1 and len(spans[0].findall("br")) == 4 and spans[0].find("a").get("href") == "/write"
     assert spans[0].text == MARK + "." and "".join(spans[0].itertext()).endswith(MARK + "IF YOU HAVE IDEAS, PLEASE ")
+
+
+def test_the_lines_of_a_cell_are_blocks_of_their_own_and_never_glued(tmp_path: Path) -> None:
+    """A <br> with no space around it ("Name<br>Address") gave the model "NameAddress"; each line is a block
+    now and the <br> stays between them. A <br> inside a bold span does not cut it (the span would come back
+    twice): it moves with its line's text, after a space, so "on" and "Sundays" are not glued either."""
+    path = tmp_path / "cells.html"
+    path.write_text('<html><head><meta charset="utf-8"></head><body><table><tr><td>John Smith<br>12 High Street'
+                    '<br>London</td><td><b>Closed on<br>Sundays</b> today</td></tr></table></body></html>',
+                    encoding="utf-8")
+    document = open_document(path)
+    assert [b.text for b in document.blocks] == ["John Smith", "12 High Street", "London", "Closed on Sundays today"]
+    out = tmp_path / "out.html"
+    document.save(out, fake_translate_all(document.blocks))
+    first, second = load(out).iter("td")
+    assert lxml.html.tostring(first, encoding=str) == (
+        f"<td>{MARK}JOHN SMITH<br>{MARK}12 HIGH STREET<br>{MARK}LONDON</td>")
+    assert len(second.findall("b")) == 1 and len(second.findall(".//br")) == 1

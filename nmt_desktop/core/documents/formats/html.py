@@ -1,7 +1,7 @@
 """HTML pages (.html, .htm) through lxml.html; `html_slots` is also epub.py's reader for XHTML chapters.
 
 Every block-level element's inline content is a block (a div's or li's text between nested blocks is
-cut at them); b/i/a/span... are runs' styles; code/kbd/samp/var and EPUB note references are verbatim
+cut at them, and each line between <br>s is a block of its own, the <br> staying between them); b/i/a/span... are runs' styles; code/kbd/samp/var and EPUB note references are verbatim
 runs, <pre> a verbatim block; alt, title, placeholder and the meta description are blocks of their own.
 script/style are never read. The file is written in the encoding it declared, with its doctype, and a
 translation's <html lang> says the target language.
@@ -50,6 +50,8 @@ def _kind(el: etree._Element) -> Kind:
     name = local(el)
     if name in VERBATIM or "noteref" in (el.get(EPUB_TYPE) or "").split():  # a note's number
         return "verbatim"
+    if name == "br":
+        return "break"  # the text on each side is a block of its own: "Name<br>Address" never reaches the model
     if name in SKIPPED or name in BLOCKS or name == "pre":
         return "atom"  # a block inside an inline element (an <a> around a <div>) moves whole
     return "chain"

@@ -12,10 +12,12 @@ the run before it, unless it sits inside an element that run is not in (a <span>
 Plain text that such an element follows is a look of its own (`before_marker`), so it is aligned and the
 element lands after the translation of the words it followed, not at the end of the sentence.
 
-A "break" (ODF's text:tab and text:line-break) cuts the stretch into segments, each a block of its own
-(`segment_blocks`): a tab or a line break handed to the model vanished or glued two words, and the
+A "break" (ODF's text:tab and text:line-break, HTML's br) cuts the stretch into segments, each a block of
+its own (`segment_blocks`): a tab or a line break handed to the model vanished or glued two words, and the
 segments on either side of it are usually separate phrases (a label and its value, two lines of an
-address). Breaks are written back where they stood, between the segments' translations.
+address). Breaks are written back where they stood, between the segments' translations. A break inside an
+inline element (a tab in a bold span) does not cut: the element would come back as two copies when the
+translation reorders its segment's runs; it is text (a tab) or an element moved with its run instead.
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ class InlineRules:
     """What a format's inline elements are. kind(el): "chain" (formatting: descend, copy on write),
     "verbatim" (its text is one verbatim run; moved whole), "atom" (no translatable text; moved whole),
     "chars" (stands for characters, e.g. ODF text:s: its text is chars(el), re-encoded by write_text),
-    "break" (ends a segment: ODF text:tab and text:line-break; stays where it is)."""
+    "break" (ends a segment: ODF text:tab and text:line-break, HTML br; stays where it is; inside an inline
+    element, where a cut would split that element in two, it is chars(el) if that is not empty, else an atom
+    after a space)."""
     kind: Callable[[Element], Kind]
     chars: Callable[[Element], str] = lambda el: ""
     read_text: Callable[[str], str] = lambda text: text
@@ -153,8 +157,17 @@ class InlineSpan:
         kind = self.rules.kind(el) if isinstance(el.tag, str) else "atom"
         if kind == "chars":
             self._add_text(chain, self.rules.chars(el), raw=True)
-        elif kind == "break":
+        elif kind == "break" and not chain:
             self._add_break(chain, el)
+        elif kind == "break":  # inside a span or a link: a segment cut there would split the element in two
+            text = self.rules.chars(el)
+            if text:
+                self._add_text(chain, text, raw=True)
+            else:
+                last = self._runs[-1] if self._runs else None
+                if last is not None and not last.verbatim and last.text[-1:].strip() and (el.tail or "")[:1].strip():
+                    last.text += " "  # the words on either side are never glued ("onSundays")
+                self._add_element(chain, el, None)
         elif kind == "chain" and "".join(el.itertext()):
             inner = chain + (el,)
             self._add_text(inner, el.text)

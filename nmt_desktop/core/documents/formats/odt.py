@@ -44,7 +44,7 @@ COUNTRIES = {"de": "DE", "fr": "FR", "es": "ES", "it": "IT", "nl": "NL", "pt": "
              "da": "DK", "fi": "FI", "cs": "CZ", "ru": "RU", "uk": "UA", "ja": "JP", "zh": "CN", "en": "GB"}
 DC = "http://purl.org/dc/elements/1.1/"
 CHAIN = {f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}meta", f"{{{TEXT}}}ruby", f"{{{TEXT}}}ruby-base"}
-BREAKS = {f"{{{TEXT}}}tab", f"{{{TEXT}}}line-break"}  # each ends a segment (inline_tree.py): never translated
+BREAKS = {f"{{{TEXT}}}tab", f"{{{TEXT}}}line-break"}  # each ends a segment (inline_tree.py), outside a span
 ATOMS = {f"{{{TEXT}}}note", f"{{{TEXT}}}soft-page-break",
          f"{{{OFFICE}}}annotation", f"{{{OFFICE}}}annotation-end"}
 CODE_STYLES = {"source_20_text", "source text", "code", "teletype", "preformatted_20_text",
@@ -53,6 +53,12 @@ _STYLE_NAME = f"{{{TEXT}}}style-name"
 
 
 def _chars(el: etree._Element) -> str:
+    """The characters an element stands for: a text:s its spaces; a tab (read as text only inside a span,
+    inline_tree.py) "\t"; a line break nothing (inside a span it is moved with its run)."""
+    if el.tag == f"{{{TEXT}}}tab":
+        return "\t"
+    if el.tag == f"{{{TEXT}}}line-break":
+        return ""
     count = el.get(f"{{{TEXT}}}c") or "1"
     return " " * (int(count) if count.isdigit() else 1)
 
