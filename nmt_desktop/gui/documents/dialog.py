@@ -28,7 +28,7 @@ from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.formats import FORMATS, SUFFIXES, format_of, open_document
 from nmt_desktop.core.documents.translate_document import output_path, save_translation
 
-from ..formatting import format_eta
+from ..formatting import format_eta, format_time_left
 from ..train.eta import EtaEstimator
 from ..workers import WorkerThread, one_line
 from .glossary_editor import GlossaryEditor
@@ -233,7 +233,8 @@ class DocumentDialog(QDialog):
             return
         work = self._work[-1] if self._work else total
         eta = self._eta.update(work_done(self._work, done, total), time.perf_counter() - self._t0, work) if done else None
-        self.status.setText(f"{done} of {total} sentences translated · about {format_eta(eta)} left")
+        left = format_time_left(eta) or "estimating the time left…"  # not "about unknown left", nor a clock time
+        self.status.setText(f"{done} of {total} sentences translated · {left}")
 
     def _on_finished(self, request_id: int, result: DocumentTranslation) -> None:
         if request_id != self.request_id:

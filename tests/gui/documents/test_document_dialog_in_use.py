@@ -1,10 +1,12 @@
 """File > Translate file… on a real EPUB as a new user met it (issue 42, seen in a real X window): the row headers
 of a long `where` were clipped mid-letter at the left ("3/wasteland-content.xhtml: <div> 7"), the ETA counted
 sentences while the core translates the shortest first (it said 7 s where 43 s were left), and the status said
-"742 of 742 … about 0:00 left" while alignment and formatting still ran. Clicked on the real window, tiny model."""
+"742 of 742 … about 0:00 left" while alignment and formatting still ran; with the OPUS-MT-size model the first
+progress said "about unknown left". Clicked on the real window, tiny model."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,8 @@ def test_a_real_epub_shows_whole_row_names_an_eta_in_characters_and_the_formatti
     formatting = [i for i, s in enumerate(statuses) if "carrying the formatting over" in s]
     finished = [i for i, s in enumerate(statuses) if s.startswith("Done:")]
     assert formatting and finished and formatting[-1] < finished[-1]
+    # while it runs: "estimating the time left…" until a speed is known, then "about 12 s left", never
+    # "about unknown left" (the first progress, as the OPUS-MT-size model showed) nor a clock-like "about 0:07"
+    running = [s for s in statuses if " sentences translated · " in s and s not in (statuses[i] for i in formatting)]
+    assert running and running[0].endswith("estimating the time left…")
+    assert all(re.search(r"· (estimating the time left…|about (\d+ h \d+ min|\d+ min \d+ s|\d+ s) left)$", s) for s in running), running
