@@ -78,7 +78,7 @@ def test_start_translate_log_counters_and_stop_by_clicking(window, qtbot, config
     qtbot.waitUntil(lambda: dialog.log.rowCount() == 1, timeout=TIMEOUT_MS)
     row = [dialog.log.item(0, c).text() for c in range(dialog.log.columnCount())]
     assert row[1:6] == ["127.0.0.1", "POST /translate", "200", "2", str(len("red cat runs") + len("blue dog"))]
-    assert dialog.counter_label.text().startswith("1 requests · 2 segments · 20 characters · 0 errors")
+    assert dialog.counter_label.text().startswith("1 request · 2 segments · 20 characters · 0 errors · ")
 
     pid = dialog.server.pid()
     click(qtbot, dialog.stop_button)
@@ -103,6 +103,7 @@ def test_another_host_needs_a_key_and_nothing_starts(window, qtbot) -> None:
 
 def test_generated_key_is_masked_and_copied(window, qtbot) -> None:
     dialog = open_dialog(window)
+    assert not dialog.copy_button.isEnabled()  # nothing to copy yet
     controls = [w for kind in (QAbstractButton, QAbstractSpinBox, QLineEdit) for w in dialog.findChildren(kind)
                 if w.objectName() not in ("qt_spinbox_lineedit", "qt_tableview_cornerbutton")]  # Qt's own parts
     assert len(controls) >= 8 and [w for w in controls if not w.toolTip()] == []  # each says what it does

@@ -66,6 +66,8 @@ class ServerDialog(QDialog):
         self.show_key.toggled.connect(lambda on: self.key.setEchoMode(
             QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
         self.copy_button = self._button("Copy", "Copy the key, to paste into a tool's settings", self.copy_key)
+        self.copy_button.setEnabled(bool(saved.api_key))
+        self.key.textChanged.connect(lambda text: self.copy_button.setEnabled(bool(text)))
         key_row = QHBoxLayout()
         key_row.addWidget(self.key, 1)
         for widget in (self.show_key, self.generate_button, self.copy_button):

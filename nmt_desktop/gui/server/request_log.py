@@ -32,8 +32,13 @@ class ServerCounters:
 
     def text(self) -> str:
         mean = f" · {self.total_ms / self.requests:.0f} ms a request on average" if self.requests else ""
-        return (f"{self.requests:,} requests · {self.segments:,} segments · {self.characters:,} characters · "
-                f"{self.errors:,} errors{mean}")
+        return " · ".join(counted(n, word) for n, word in ((self.requests, "request"), (self.segments, "segment"),
+                                                          (self.characters, "character"), (self.errors, "error"))) + mean
+
+
+def counted(n: int, word: str) -> str:
+    """'1 request', '2,000 requests'."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _int(value: Any) -> int:
