@@ -73,10 +73,12 @@ def translate_route(ctx: ServerContext):
         if fmt not in ("text", "html"):
             raise ApiError(400, f"{fmt} format is not supported")
         # language identification and HTML parsing in a worker thread: the event loop only routes and waits
-        code, detected = await asyncio.to_thread(_source_language, ctx, str(source), texts)
+        code, detected = (await asyncio.to_thread(_source_language, ctx, "auto", texts) if source == "auto"
+                          else (str(source), None))
         model = ctx.models.route(code, str(target))
         want_trust, want_alignment = _flag(params.get("trust")), _flag(params.get("alignment"))
-        segments = await asyncio.to_thread(lambda: [(html_segment if fmt == "html" else text_segment)(t) for t in texts])
+        segments = (await asyncio.to_thread(lambda: [html_segment(t) for t in texts]) if fmt == "html"
+                    else [text_segment(t) for t in texts])
         characters = sum(s.characters for s in segments)
         note(request, len(segments), characters, model.name)
         key = DecodeKey(max(ctx.settings.beam_size, count + 1) if count else ctx.settings.beam_size,
