@@ -72,8 +72,12 @@ def serve(translators: list["Translator"], settings: ServerSettings, sock: socke
     models = served_models(translators, settings)
     ctx = ServerContext(settings, models, EventLog(settings.log_json), FileStore(settings.upload_dir,
                                                                                 settings.file_ttl_s))
+    # OPUS-CAT's plugins send the segment in the query string: --max-chars of percent-encoded UTF-8 (up to 9
+    # characters each) must fit in a request line, which h11 caps at 16 KB by default
+    line_limit = max(64 * 1024, settings.limits.max_chars * 9 + 16 * 1024)
     config = uvicorn.Config(build_app(ctx), log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=settings.limits.timeout_s + 5, server_header=False)
+                            timeout_graceful_shutdown=settings.limits.timeout_s + 5, server_header=False,
+                            h11_max_incomplete_event_size=line_limit)
     server = _Server(config, ctx, sock.getsockname()[1])
     # uvicorn raises the signal again once it has shut down; a handler of ours there makes that a clean exit
     for sig in (signal.SIGTERM, signal.SIGINT):
