@@ -82,7 +82,7 @@ def translate_route(ctx: ServerContext):
         characters = sum(s.characters for s in segments)
         note(request, len(segments), characters, model.name)
         key = DecodeKey(max(ctx.settings.beam_size, count + 1) if count else ctx.settings.beam_size,
-                        count + 1 if count else 1, str(target) if model.multilingual else None,
+                        count + 1 if count else 1, ctx.models.code(str(target)) if model.multilingual else None,
                         keep_spans=not count)
         translator = model.translator
 
@@ -177,7 +177,7 @@ def translate_file_route(ctx: ServerContext):
         note(request, 1, len(data), model.name)
         path = ctx.files.upload_path(filename)
         path.write_bytes(data)
-        translator_target = str(target)
+        translator_target = ctx.models.code(str(target))
 
         def run(translator) -> str:  # on the decode thread
             if model.multilingual:

@@ -67,3 +67,34 @@ def test_keys_loopback_and_the_keys_file(tmp_path):
     empty.write_text("# nothing\n", encoding="utf-8")
     with pytest.raises(KeyFileError, match="holds no key"):
         read_keys(empty)
+
+
+def test_a_multilingual_model_serves_a_pair_per_target_token(tiny_trained, tmp_path):
+    from tiny_models import multilingual_translator
+
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.server.run import served_models
+
+    translator = multilingual_translator(tiny_trained, [">>fra<<", ">>spa<<"])
+    settings = ServerSettings()
+    models = served_models([translator], settings)
+    ctx = ServerContext(settings, models, EventLog(True, out=io.StringIO()), FileStore(tmp_path, 60))
+    try:
+        assert models.describe() == [{"name": "multi", "source": "und", "target": "fra"},
+                                     {"name": "multi", "source": "und", "target": "spa"}]
+
+        async def run() -> list[dict]:
+            transport = httpx.ASGITransport(app=build_app(ctx))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+                return [(await c.post("/translate", json={"q": ["red cat runs", "big dog"], "source": "und",
+                                                          "target": target})).json()
+                        for target in ("SPA", "fra")]
+
+        spa, fra = asyncio.run(run())
+        for answer, code in ((spa, "spa"), (fra, "fra")):
+            direct = multilingual_translator(tiny_trained, [">>fra<<", ">>spa<<"])
+            direct.target_language = code
+            cfg = DecodeConfig(attention=True, alternatives=0)
+            assert answer["translatedText"] == [t.text for t in direct.translate_batch(["red cat runs", "big dog"], cfg)]
+    finally:
+        models.stop()
