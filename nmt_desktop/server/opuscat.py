@@ -62,7 +62,8 @@ def _route(ctx: ServerContext, params: dict[str, Any]) -> ServedModel:
     for name in ("srcLangCode", "trgLangCode"):
         if not language_code(_one(params, name)):
             raise missing(name)
-    return ctx.models.route(language_code(_one(params, "srcLangCode")), language_code(_one(params, "trgLangCode")))
+    return ctx.models.route(language_code(_one(params, "srcLangCode")), language_code(_one(params, "trgLangCode")),
+                            _one(params, "modelTag"))
 
 
 def _pieces(tokens: list[str]) -> list[str]:
@@ -168,8 +169,10 @@ def routes(ctx: ServerContext) -> list[Route]:
                 pairs = [f"{s}-{t}" for s, t in ctx.models.pairs()]
                 return JSONResponse(pairs)
             if kind == "tags":
-                model = _route(ctx, params)
-                return JSONResponse([model.name])
+                _route(ctx, params)  # a pair without a model: 400
+                names = ctx.models.named(language_code(_one(params, "srcLangCode")),
+                                         language_code(_one(params, "trgLangCode")))
+                return JSONResponse([m.name for m in names])
             if kind == "status":
                 model = _route(ctx, params)
                 return _text_response(request, f"Model {model.name} for {model.source}-"

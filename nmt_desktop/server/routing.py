@@ -1,4 +1,5 @@
-"""The models a server holds, routed by language pair: en->de and en->fr from one server, each model with
+"""The models a server holds, routed by language pair: en->de and en->fr from one server (two models of one
+pair: the first given, unless OPUS-CAT's modelTag names the other), each model with
 its own decode thread (batcher.py) and its glossary (core/formats/model_glossary.py: the user's saved one,
 else the one its folder carries), forced into every translation it makes.
 
@@ -88,8 +89,18 @@ class Models:
         base = code.replace("_", "-").split("-")[0].strip().lower()
         return base if self.knows(base) else code
 
-    def route(self, source: str, target: str) -> ServedModel:
-        """The model for source -> target; ApiError 400 in LibreTranslate's words when there is none."""
+    def named(self, source: str, target: str) -> list[ServedModel]:
+        """Every model serving source -> target, the one `route` picks first (OPUS-CAT's model tags)."""
+        source, target = self.code(source), self.code(target)
+        return [m for m in self.served if m.source == source and target in m.targets]
+
+    def route(self, source: str, target: str, tag: str = "") -> ServedModel:
+        """The model for source -> target (the first served; `tag`: the one of that name, OPUS-CAT's modelTag,
+        else the first); ApiError 400 in LibreTranslate's words when there is none."""
+        tag = tag.strip().strip('"')
+        tagged = [m for m in self.named(source, target) if m.name == tag] if tag else []
+        if tagged:
+            return tagged[0]
         source, target = self.code(source), self.code(target)
         if not self.knows(source):
             raise ApiError(400, f"{source} is not supported")

@@ -39,11 +39,16 @@ class _Server(uvicorn.Server):
 
 def served_models(translators: list["Translator"], settings: ServerSettings) -> Models:
     """Each model with its languages, glossary and decode thread."""
-    served = []
+    served: list[ServedModel] = []
     for translator in translators:
         source, targets, multilingual = model_languages(translator)
         glossary = model_glossary(translator)
-        name = translator.name or (translator.path.name if translator.path else f"{source}-{targets[0]}")
+        # the folder's name (what -m named: en-de, opus-mt-en-fr), one of a kind among the served
+        base = (translator.path.stem if translator.path else "") or translator.name or f"{source}-{targets[0]}"
+        name, n = base, 1
+        while any(m.name == name for m in served):
+            n += 1
+            name = f"{base}-{n}"
         worker = DecodeWorker(translator, glossary, name, settings.batch_size, settings.window_s,
                               settings.limits.max_queue)
         served.append(ServedModel(name, translator, source, targets, worker, glossary, multilingual))

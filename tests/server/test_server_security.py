@@ -51,7 +51,7 @@ def keyed(tmp_path_factory) -> Iterator[ServerProcess]:
     shutil.copytree(BUNDLED[0], model)
     (model / "glossary.tsv").write_text("station\tBahnsteig\n", encoding="utf-8")
     process = start_server("--api-keys", str(keys), "--cors", "https://allowed.example", "--max-queue", "8",
-                           "--max-file-mb", "0.001", models=[str(model)],
+                           "--max-file-mb", "0.001", models=[str(model), BUNDLED[0]],
                            env_extra={"NMT_DESKTOP_CONFIG_DIR": str(folder / "config")})
     try:
         yield process
@@ -125,6 +125,14 @@ def test_the_models_glossary_applies_to_what_it_serves(keyed):
         pair = c.get("/MtRestService/TranslateJson", params={"tokenCode": "alpha", "input": "The station is big.",
                                                              "srcLangCode": "en", "trgLangCode": "de"}).json()
         assert "Bahnsteig" in pair["translation"]
+        # two models of one pair: the first given serves it, OPUS-CAT's modelTag picks the other by name
+        tags = c.get("/MtRestService/GetLanguagePairModelTags", params={"tokenCode": "alpha", "srcLangCode": "en",
+                                                                        "trgLangCode": "de"}).json()
+        assert tags == ["en-de-glossary", "en-de"]
+        plain = c.get("/MtRestService/TranslateJson", params={"tokenCode": "alpha", "input": "The station is big.",
+                                                              "srcLangCode": "en", "trgLangCode": "de",
+                                                              "modelTag": "en-de"}).json()
+        assert "Bahnsteig" not in plain["translation"]
 
 
 def test_regional_and_upper_case_codes_reach_the_model(keyed):
