@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import urllib.error
 import urllib.request
 
 import pytest
@@ -114,7 +115,27 @@ def test_generated_key_is_masked_and_copied(window, qtbot) -> None:
     assert QApplication.clipboard().text() == key
     click(qtbot, dialog.show_key)
     assert dialog.key.echoMode() == QLineEdit.EchoMode.Normal
-    assert "--api-key" in dialog.options().serve_arguments() and key in dialog.options().serve_arguments()
+
+
+def test_the_key_is_required_and_never_on_the_command_line(window, qtbot, config_dir) -> None:
+    dialog = open_dialog(window)
+    click(qtbot, dialog.generate_button)
+    key = dialog.key.text()
+    dialog.port.setValue(0)
+    click(qtbot, dialog.start_button)
+    qtbot.waitUntil(lambda: dialog.server.address is not None, timeout=SLOW_TIMEOUT_MS)
+    port, model = dialog.server.address[1], dialog.server.models[0]
+    with open(f"/proc/{dialog.server.pid()}/cmdline", "rb") as cmdline:
+        assert key.encode() not in cmdline.read()  # every local user may read a command line
+    key_file = config_dir / "server-api-key"
+    assert key_file.read_text().split() == [key] and key_file.stat().st_mode & 0o077 == 0
+    body = {"q": "red cat", "source": model["source"] or "auto", "target": model["target"]}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        post(f"http://127.0.0.1:{port}/translate", body)
+    assert refused.value.code in (400, 403)
+    assert post(f"http://127.0.0.1:{port}/translate", {**body, "api_key": key})["translatedText"] == "rot katze"
+    click(qtbot, dialog.stop_button)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=SLOW_TIMEOUT_MS)
 
 
 def test_port_in_use_is_one_sentence(window, qtbot) -> None:
@@ -172,3 +193,7 @@ def test_options_rules() -> None:
     assert ServerOptions(host="192.168.1.5", models=["m"], api_key="secret").problem() is None
     assert ServerOptions(host="localhost", models=["m"]).problem() is None
     assert ServerOptions.from_settings({"port": "x", "host": 3, "models": "m"}) == ServerOptions()
+    assert ServerOptions(models=["m"], api_key="two words").problem() == \
+        "The API key may not hold spaces or #: generate one instead."
+    with pytest.raises(ValueError):
+        ServerOptions(models=["m"], api_key="k").serve_arguments()  # a key never goes on the command line

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..window_api import WindowApi
 
 KEY_PLACEHOLDER = "none: any program on this computer may translate"
+KEY_FILE = "server-api-key"  # beside the settings; the child reads the key here (options.write_key_file)
 
 
 class ServerDialog(QDialog):
@@ -169,7 +170,8 @@ class ServerDialog(QDialog):
         self.counters = ServerCounters()
         self.counter_label.setText(self.counters.text())
         self.log.setRowCount(0)
-        self.server.start(options.serve_arguments())
+        key_file = options.write_key_file(self.settings.path.parent / KEY_FILE) if options.api_key else None
+        self.server.start(options.serve_arguments(key_file))
         self.state_label.setText(f"Starting on {options.host}:{options.port or 'a free port'}…")
         self._set_running(True)
         return True

@@ -3,13 +3,16 @@ checked before anything starts and remembered in the app's settings (key "server
 
 Qt-free, so the rule "another host than loopback needs a key" is one function the dialog and its tests share.
 The key itself is remembered too: it is what the user pasted into Weblate or Trados, and a new one each start
-would break those tools' saved settings.
+would break those tools' saved settings. The child gets it in a file only this user can read (`--api-keys`),
+never on its command line, which every local user can read (/proc/PID/cmdline, ps).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 SETTINGS_KEY = "server"
@@ -46,19 +49,33 @@ class ServerOptions:
             return f"The port must be between 0 and 65535, not {self.port}."
         if not self.models:
             return "Tick at least one model for the server to translate with."
+        if any(c.isspace() or c == "#" for c in self.api_key.strip()):
+            return "The API key may not hold spaces or #: generate one instead."
         if not is_loopback(self.host) and not self.api_key.strip():
             return (f"Listening on {self.host.strip()} lets other computers use the server, so it needs an API key: "
                     "generate one, or listen on 127.0.0.1.")
         return None
 
-    def serve_arguments(self) -> list[str]:
-        """The arguments after `nmt-desktop`: JSON lines on stdout for the request log."""
+    def serve_arguments(self, key_file: Path | None = None) -> list[str]:
+        """The arguments after `nmt-desktop`: JSON lines on stdout for the request log; the key as `key_file`
+        (write_key_file), which must be given when there is a key."""
         args = ["serve", "--host", self.host.strip(), "--port", str(self.port), "--log-json"]
         for model in self.models:
             args += ["-m", model]
         if self.api_key.strip():
-            args += ["--api-key", self.api_key.strip()]
+            if key_file is None:
+                raise ValueError("a key goes to the server in a file: write_key_file() first")
+            args += ["--api-keys", str(key_file)]
         return args
+
+    def write_key_file(self, path: Path) -> Path:
+        """The key alone in `path`, readable by this user only (created 0600 before anything is written)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            os.fchmod(file.fileno(), 0o600)  # an older file of other permissions is narrowed too
+            file.write(self.api_key.strip() + "\n")
+        return path
 
     def to_settings(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "models": list(self.models), "api_key": self.api_key}
