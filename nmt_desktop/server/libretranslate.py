@@ -60,15 +60,9 @@ def translate_route(ctx: ServerContext):
             raise ApiError(400, f"Invalid request: alternatives parameter must be <= {MAX_ALTERNATIVES}")
         batch = isinstance(q, list)
         texts = q if batch else [q]
-        if not all(isinstance(t, str) for t in texts):
-            raise ApiError(400, "Invalid request: q must be a text or a list of texts")
+        limits.check(texts, batch)
         if not is_json(request):
             texts = ["\n".join(t.splitlines()) for t in texts]
-        if batch and len(texts) > limits.max_list:
-            raise ApiError(400, f"Invalid request: request ({len(texts)}) exceeds text limit ({limits.max_list})")
-        for text in texts:
-            if len(text) > limits.max_chars:
-                raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({limits.max_chars})")
         fmt = params.get("format") or "text"
         if fmt not in ("text", "html"):
             raise ApiError(400, f"{fmt} format is not supported")
@@ -135,10 +129,10 @@ def detect_route(ctx: ServerContext):
         q = params.get("q")
         if not q:
             raise missing("q")
-        text = "\n".join(q) if isinstance(q, list) else str(q)
-        if len(text) > ctx.settings.limits.max_chars * max(1, ctx.settings.limits.max_list):
-            raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({ctx.settings.limits.max_chars})")
-        note(request, 1, len(text))
+        texts = q if isinstance(q, list) else [q]
+        ctx.settings.limits.check(texts, isinstance(q, list))
+        text = "\n".join(texts)
+        note(request, len(texts), len(text))
         return JSONResponse(await asyncio.to_thread(detect, text))
     return detect_language
 

@@ -101,12 +101,7 @@ def translation_pair(translator: Any, text: str, said: list) -> dict[str, Any]:
 async def _translate(ctx: ServerContext, request: Request, params: dict[str, Any], texts: list[str],
                      pairs: bool) -> list[Any]:
     model = _route(ctx, params)
-    limit = ctx.settings.limits
-    if len(texts) > limit.max_list:
-        raise ApiError(400, f"Invalid request: request ({len(texts)}) exceeds text limit ({limit.max_list})")
-    for text in texts:
-        if len(text) > limit.max_chars:
-            raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({limit.max_chars})")
+    ctx.settings.limits.check(texts, True)
     segments = [text_segment(t) for t in texts]
     note(request, len(segments), sum(s.characters for s in segments), model.name)
     translator = model.translator

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from nmt_desktop.server.errors import ApiError
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,17 @@ class Limits:
     max_file_bytes: int = 20 * 1024 * 1024
     max_queue: int = 1024
     timeout_s: float = 120.0
+
+    def check(self, texts: list[Any], listed: bool) -> None:
+        """ApiError 400 in LibreTranslate's words for a list too long or a text too long (`listed`: the
+        texts came as a list, whose length counts), and for anything in it that is not a text."""
+        if not all(isinstance(t, str) for t in texts):
+            raise ApiError(400, "Invalid request: q must be a text or a list of texts")
+        if listed and len(texts) > self.max_list:
+            raise ApiError(400, f"Invalid request: request ({len(texts)}) exceeds text limit ({self.max_list})")
+        for text in texts:
+            if len(text) > self.max_chars:
+                raise ApiError(400, f"Invalid request: request ({len(text)}) exceeds text limit ({self.max_chars})")
 
     @property
     def max_body_bytes(self) -> int:

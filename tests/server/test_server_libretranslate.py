@@ -108,6 +108,12 @@ def test_languages_detect_frontend_settings_and_health(client):
     assert en["name"] == "English" and sorted(en["targets"]) == ["de", "fr"]
     detected = client.post("/detect", data={"q": "Das ist ein kleines Haus im Wald."}).json()
     assert detected[0]["language"] == "de" and detected[0]["confidence"] > 50
+    assert client.post("/detect", json={"q": ["Guten Tag.", "Bonjour."]}).json()[0]["language"] in ("de", "fr")
+    for bad, error in (({}, "Invalid request: missing q parameter"),
+                       ({"q": [1]}, "Invalid request: q must be a text or a list of texts"),
+                       ({"q": "x" * 5001}, "Invalid request: request (5001) exceeds text limit (5000)")):
+        r = client.post("/detect", json=bad)
+        assert (r.status_code, r.json()) == (400, {"error": error})
     settings = client.get("/frontend/settings").json()
     assert settings["charLimit"] == 5000 and settings["language"]["source"]["code"] == "en"
     assert ".docx" in settings["supportedFilesFormat"] and settings["keyRequired"] is False
