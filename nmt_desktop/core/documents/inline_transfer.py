@@ -16,7 +16,8 @@ the source, holds only its own text, never a neighbour's word, comma or space; a
 gets no words (a superscript digit, a note marker, a link the model left out) keeps its source text, so its
 element is never emptied and dropped; and two verbatim runs the translation puts side by side keep the
 separator the source had between them (`apt`, `yum`). The space between two formatted stretches goes
-where the source had it (" car" after <b>red</b> starts with it).
+where the source had it (" car" after <b>red</b> starts with it). A plain run of white space only (a cell's
+indentation before a <span>) takes no words: words there would split the element beside it in two.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | No
         label = labels[j]
         if runs[r].verbatim and label != r:
             return -len(labels) - 1  # worse than any other placement: its text would be lost
+        if not runs[r].has_text and not runs[r].formatted:
+            return -1  # white space between elements: words there would split the element around it
         if label == r or (label is not None and not runs[label].formatted and not runs[r].formatted):
             return 2  # its own word, or plain text in a plain run (plain runs look alike)
         if label is None:

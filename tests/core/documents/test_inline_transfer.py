@@ -126,3 +126,16 @@ def test_the_space_between_two_formatted_stretches_goes_where_the_source_had_it(
     out = transfer(runs, source_runs, words, np.eye(9), links, {})
     assert [(t.index, t.text) for t in out] == [(0, "Ich mag den "), (1, "roten"), (2, " Wagen"),
                                                 (3, ", aber er mag blau.")]
+
+
+def test_white_space_around_a_span_takes_no_words_so_the_span_stays_whole() -> None:
+    """tika's resume.html with the bundled model: the cell's white space before a <span> got the unaligned
+    words of the translation between the span's runs, which split the span in two."""
+    runs = infos(("plain", "\n   "), ("style", "If you have wishes, please "), ("style", "write to us"),
+                 ("style", "."), ("plain", "\n   "))
+    words = "Bitte schreiben Sie uns N N N wenn Sie Wünsche haben .".split()
+    source_runs = [1, 1, 1, 1, 1, 2, 2, 2, 3]
+    links = [(4, 0), (5, 1), (6, 3), (0, 8), (2, 10), (3, 9)]
+    out = transfer(runs, source_runs, words, np.zeros((11, 9)), links, {}, "\n   ", "\n   ")
+    assert {t.index for t in out if t.text.strip()} == {1, 2, 3}, out  # the span's runs only: one span
+    assert "".join(t.text for t in out).split() == words and joined(out).startswith("\n   "), out
