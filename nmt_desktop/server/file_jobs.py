@@ -86,10 +86,11 @@ class FileStore:
         return path, name.split(".", 1)[1]
 
     def sweep(self, now: float | None = None) -> int:
-        """Delete what is older than the ttl; how many files were deleted."""
+        """Delete the translations older than the ttl; how many were deleted. Uploads are deleted by
+        `translate` once their translation is saved."""
         now = time.time() if now is None else now
         deleted = 0
-        for path in [*self.folder.iterdir(), *(self.folder / "uploads").glob("*")]:
+        for path in self.folder.iterdir():  # not uploads/: a document being translated is read again at its save
             try:
                 if path.is_file() and now - path.stat().st_mtime >= self.ttl_s:
                     path.unlink()
