@@ -5,7 +5,9 @@ verbatim block (a code block: never translated) is greyed.
 Two text panes side by side lost their line-by-line match as soon as one line wrapped more often in one pane
 than in the other (issue 29). Here a line and its translation are the two cells of one row, both wrapped, and
 the row is as tall as the taller of them, so line i of the translation is always level with line i of the
-source. Blank lines are kept as (short) rows; the row header numbers the lines."""
+source. Blank lines are kept as (short) rows; the row header numbers the lines. A long run without spaces (a URL;
+an OPUS-MT-size model's run of tokens) gets break opportunities (`labels.breakable`): Qt wraps at spaces only,
+and such a cell was cut at the column's edge."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from .. import theme
+from ..labels import breakable
 
 SOURCE, TARGET = 0, 1
 _Index = QModelIndex | QPersistentModelIndex
@@ -56,8 +59,8 @@ class LinePairs(QAbstractTableModel):
         if not index.isValid():
             return None
         row = index.row()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (self.source if index.column() == SOURCE else self.target)[row]
+        if role == Qt.ItemDataRole.DisplayRole:  # a URL or a run of tokens with no space wraps, not cut at the edge
+            return breakable((self.source if index.column() == SOURCE else self.target)[row])
         if role == Qt.ItemDataRole.ToolTipRole:
             kept = " (kept as it is: not translated)" if self.verbatim[row] else ""
             note = f"\n{self.notes[row]}" if self.notes[row] else ""

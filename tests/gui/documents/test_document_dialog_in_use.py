@@ -6,6 +6,7 @@ progress said "about unknown left". Clicked on the real window, tiny model."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -77,3 +78,21 @@ def test_a_real_epub_shows_whole_row_names_an_eta_in_characters_and_the_formatti
     running = [s for s in statuses if " sentences translated · " in s and s not in (statuses[i] for i in formatting)]
     assert running and running[0].endswith("estimating the time left…")
     assert all(re.search(r"· (estimating the time left…|about (\d+ h \d+ min|\d+ min \d+ s|\d+ s) left)$", s) for s in running), running
+
+
+def test_a_long_run_without_spaces_wraps_in_its_cell_instead_of_being_cut(qtbot, open_main_window, tiny_model_dir,
+                                                                           tmp_path, monkeypatch) -> None:
+    """Qt wraps table cells where Unicode allows a line break only: a checksum (or the OPUS-MT-size model's run
+    of tokens, "<filler_2658><filler_2658>…", seen in the real window) was cut at the column's edge, its row one
+    line high."""
+    checksum = hashlib.sha512(b"nmt").hexdigest() * 2  # 256 letters and digits: no break opportunity in it
+    source = tmp_path / "checksums.txt"
+    source.write_text(f"red cat runs\nsee {checksum}\n", encoding="utf-8")
+    window = open_main_window(tiny_model_dir)
+    dialog = open_dialog(window, qtbot, monkeypatch, source)
+    table = dialog.table
+    table.fit_visible_rows()
+    shown = table.pairs.data(table.pairs.index(1, 0))
+    assert shown.replace("\u200b", "") == f"see {checksum}"  # the same text, with break opportunities
+    assert table.fontMetrics().horizontalAdvance(checksum) > table.columnWidth(0)  # too wide for one line
+    assert table.rowHeight(1) >= 3 * table.rowHeight(0)  # so it wraps over several lines
