@@ -216,3 +216,18 @@ def test_written_back_in_the_source_encoding_with_its_bom(tmp_path):
                             for b in document.blocks])
         assert out.read_bytes() == data.replace("A ".encode("utf-16-le") if "16" in name else b"A ",
                                                 "Une ".encode("utf-16-le") if "16" in name else b"Une "), name
+
+
+def test_two_emphases_the_translation_puts_side_by_side_stay_two(tmp_path):
+    """"on par with **NodeJS** and **Go**": a translation that puts the two strong runs next to each other
+    wrote one strong element around both (the README lost a strong); each is its own element now."""
+    document = open_document(write(tmp_path, "On par with **NodeJS** and **Go** today.\n"))
+    assert [r.text for r in document.blocks[0].runs] == ["On par with ", "NodeJS", " and ", "Go", " today."]
+    out = tmp_path / "out.md"
+    for runs, expected in (([(0, "Auf Augenhöhe mit "), (1, "NodeJS"), (3, "Go"), (2, ""), (4, " heute.")],
+                            "Auf Augenhöhe mit **NodeJS** **Go** heute.\n"),
+                           ([(0, "Wie "), (1, "NodeJS "), (3, "Go"), (2, " und"), (4, " heute.")],
+                            "Wie **NodeJS** **Go** und heute.\n")):
+        document.save(out, [[TranslatedRun(i, text) for i, text in runs]])
+        assert out.read_text(encoding="utf-8") == expected
+        assert kinds(open_document(out).blocks[0]) == Counter({"strong": 2})

@@ -160,9 +160,12 @@ class _Writer:
             common = 0
             while common < min(len(chain), len(open_)) and chain[common] == open_[common]:
                 common += 1
-            close(open_[common:])
+            closing, opening = open_[common:], chain[common:]
+            close(closing)
             lead = "" if run.verbatim else text[:len(text) - len(text.lstrip())]
-            out.append(" " if pending or lead else "")
+            apart = (closing and opening and closing[0][0] in ("strong", "em", "s")  # "**a****b**": not two
+                     and closing[0][:2] == opening[0][:2])
+            out.append(" " if pending or lead or apart else "")
             for entry in chain[common:]:
                 openers.append(len(out))
                 out.append(self.opener(entry))
@@ -351,19 +354,19 @@ class _Reader:
             return len(self.document.links) - 1
 
         paired = _paired_html(children)
-        for child in children:
+        for position, child in enumerate(children):
             kind = child.type
             if id(child) in paired:  # an inline HTML element that opens and closes here: a look
                 if paired[id(child)] is not None:
-                    chain.append(("html", child.content, paired[id(child)]))
+                    chain.append(("html", child.content, paired[id(child)], position))
                 else:
                     _remove_last(chain, "html")
             elif kind == "text":
                 add(child.content)
             elif kind in ("softbreak", "hardbreak"):
                 add(" ")
-            elif kind in ("strong_open", "em_open", "s_open"):
-                chain.append((kind[:-5], child.markup))
+            elif kind in ("strong_open", "em_open", "s_open"):  # with its place: two elements stay two
+                chain.append((kind[:-5], child.markup, position))
             elif kind in ("strong_close", "em_close", "s_close"):
                 _remove_last(chain, kind[:-6])
             elif kind == "link_close":
