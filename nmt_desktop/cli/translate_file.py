@@ -17,7 +17,7 @@ from nmt_desktop.cli.common import (MODEL_HELP, CLIError, UsageError, add_runnin
                                     fix_arg, load_translator)
 from nmt_desktop.cli.document_options import add_document_options, document_options, glossary_summary
 
-SUFFIXES = ".docx .odt .pptx .xlsx .html .htm .md .markdown .srt .vtt .epub .txt"  # core/documents/formats (tests keep them equal)
+SUFFIXES = ".docx .odt .pptx .xlsx .html .htm .md .markdown .srt .vtt .epub .txt .xlf .xliff .po .pot"  # core/documents/formats (tests keep them equal)
 
 
 def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> argparse.ArgumentParser:

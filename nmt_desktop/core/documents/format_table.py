@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FormatInfo:
-    """A format: its name (messages, the formats table), suffixes, the module under formats/, the library
+    """A format: its name (messages, the formats table), suffixes, the module under formats/ (or a full
+    module path: the bilingual formats' in core/bilingual/, which imports core/documents/), the library
     that reads it, and whether it is a zip of XML parts (what safety.py checks)."""
     name: str
     suffixes: tuple[str, ...]
@@ -31,5 +32,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo("WebVTT subtitles", (".vtt",), "vtt", "webvtt-py", False),
     FormatInfo("EPUB book", (".epub",), "epub", "lxml (EPUB's XHTML in its zip)", True),
     FormatInfo("Plain text", (".txt",), "txt", "(none: UTF-8 lines)", False),
+    # bilingual files (issue 44): their adapters live in core/bilingual/, named by full module path
+    FormatInfo("XLIFF", (".xlf", ".xliff"), "nmt_desktop.core.bilingual.reading", "lxml (XLIFF 1.2 and 2.x)", False),
+    FormatInfo("PO/POT", (".po", ".pot"), "nmt_desktop.core.bilingual.reading", "polib", False),
 )
 SUFFIXES: tuple[str, ...] = tuple(s for f in FORMATS for s in f.suffixes)

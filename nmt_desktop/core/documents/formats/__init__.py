@@ -33,5 +33,6 @@ def open_document(path: str | Path) -> Document:
     from nmt_desktop.core.documents.safety import check_file
 
     check_file(path, info)
-    module = importlib.import_module(f"nmt_desktop.core.documents.formats.{info.module}")
+    name = info.module if "." in info.module else f"nmt_desktop.core.documents.formats.{info.module}"
+    module = importlib.import_module(name)
     return module.open_document(path)

@@ -1,0 +1,63 @@
+"""Reading an XLIFF file's XML safely (no DTD, no entity, nothing fetched) and writing it back in its own
+encoding after its own declaration: what both XLIFF versions share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lxml import etree
+
+from nmt_desktop.core.bilingual.inline_segments import local
+from nmt_desktop.core.documents.blocks import DocumentError
+from nmt_desktop.core.documents.formats.xml_parts import serialise_xml
+
+MAX_BYTES = 200_000_000
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
+                          remove_blank_text=False)
+
+
+def parse_file(path: Path) -> tuple[etree._ElementTree, bytes]:
+    """The parsed tree and the file's bytes; DocumentError (one sentence) for a missing, huge, malformed or
+    entity-declaring file."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise DocumentError(f"{path.name} is larger than {MAX_BYTES // 1_000_000} MB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DocumentError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise DocumentError(f"{path.name} is a folder, not an XLIFF file") from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        tree = etree.fromstring(data, _PARSER).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise DocumentError(f"{path.name} is not well-formed XML (line {exc.lineno}: {exc.msg})") from None
+    dtd = tree.docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.entities()):
+        raise DocumentError(f"{path.name} declares XML entities, which XLIFF files do not need and entity attacks use")
+    return tree, data
+
+
+def write_file(tree: etree._ElementTree, original: bytes, path: Path) -> None:
+    path.write_bytes(serialise_xml(tree, original))
+
+
+def where(element: etree._Element, path: Path) -> str:
+    """"file.xlf line 12" for messages."""
+    return f"{path.name} line {element.sourceline}" if element.sourceline else path.name
+
+
+def child(element: etree._Element, name: str) -> etree._Element | None:
+    """The first child named `name` (any namespace)."""
+    return next((c for c in element if local(c) == name), None)
+
+
+def translatable(element: etree._Element) -> bool:
+    """False where the element or the nearest ancestor that says so has translate="no" (both XLIFFs inherit it)."""
+    node = element
+    while node is not None:
+        if node.get("translate") is not None:
+            return node.get("translate") != "no"
+        node = node.getparent()
+    return True
