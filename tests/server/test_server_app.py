@@ -98,3 +98,24 @@ def test_a_multilingual_model_serves_a_pair_per_target_token(tiny_trained, tmp_p
             assert answer["translatedText"] == [t.text for t in direct.translate_batch(["red cat runs", "big dog"], cfg)]
     finally:
         models.stop()
+
+
+def test_connections_are_accepted_with_nagle_off():
+    """With Nagle's algorithm on, a response's body (a second small write after its headers) waited for the
+    client's delayed ACK: 40 ms on every keep-alive request. asyncio turns it off only on sockets whose proto
+    is TCP, so the listening socket must be made so (and carry TCP_NODELAY for what accepts it)."""
+    import socket
+
+    from nmt_desktop.server.run import bind
+
+    listening = bind("127.0.0.1", 0)
+    client = socket.create_connection(listening.getsockname(), timeout=5)
+    try:
+        listening.setblocking(True)
+        accepted, _ = listening.accept()
+        with accepted:
+            assert accepted.proto == socket.IPPROTO_TCP
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        client.close()
+        listening.close()
