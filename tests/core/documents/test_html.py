@@ -221,3 +221,41 @@ def test_the_lines_of_a_cell_are_blocks_of_their_own_and_never_glued(tmp_path: P
     assert lxml.html.tostring(first, encoding=str) == (
         f"<td>{MARK}JOHN SMITH<br>{MARK}12 HIGH STREET<br>{MARK}LONDON</td>")
     assert len(second.findall("b")) == 1 and len(second.findall(".//br")) == 1
+
+
+def test_an_element_whose_runs_the_translation_puts_apart_is_written_once(tmp_path: Path) -> None:
+    """MDN's quotations page with the bundled model: "<strong>HTML <code>…</code> Element</strong>" came back as
+    two <strong>s around the words on either side of "ist"; a second <time datetime> or a link with a second
+    id is worse. The element now spans what lies between its parts."""
+    from nmt_desktop.core.documents.blocks import TranslatedRun
+
+    path = tmp_path / "quote.html"
+    path.write_text('<html><head><meta charset="utf-8"></head><body><p>The <strong>HTML <code>&lt;q&gt;</code> '
+                    'Element</strong> marks a quotation.</p></body></html>', encoding="utf-8")
+    document = open_document(path)
+    assert [r.text for r in document.blocks[0].runs] == ["The ", "HTML ", "<q>", " Element", " marks a quotation."]
+    german = {0: "Das ", 1: "HTML", 4: " ist ein Zitat, sagt das ", 2: "<q>", 3: "-Element."}
+    document.save(tmp_path / "out.html", [[TranslatedRun(i, german[i]) for i in (0, 1, 4, 2, 3)]])
+    paragraph = load(tmp_path / "out.html").find(".//p")
+    assert len(paragraph.findall(".//strong")) == 1 and len(paragraph.findall(".//code")) == 1
+    assert "".join(paragraph.itertext()) == "Das HTML ist ein Zitat, sagt das <q>-Element."
+    assert "".join(paragraph.find("strong").itertext()) == "HTML ist ein Zitat, sagt das <q>-Element."
+
+
+def test_two_elements_the_translation_interleaves_are_each_written_once(tmp_path: Path) -> None:
+    """MDN's dates with the bundled model: the runs of two <time>s interleaved (first, second, first, second)
+    gave three <time>s; the first now holds the second whole."""
+    from nmt_desktop.core.documents.blocks import TranslatedRun
+
+    path = tmp_path / "dates.html"
+    path.write_text('<html><head><meta charset="utf-8"></head><body><p><time datetime="2019-12-25">December 25'
+                    '<sup>th</sup> 2019</time> and <time datetime="2019-11-02">November 2<sup>nd</sup> 2019</time>'
+                    '</p></body></html>', encoding="utf-8")
+    document = open_document(path)
+    runs = document.blocks[0].runs
+    assert [r.text for r in runs] == ["December 25", "th", " 2019", " and ", "November 2", "nd", " 2019"]
+    order = [0, 4, 1, 5, 2, 3, 6]
+    document.save(tmp_path / "out.html", [[TranslatedRun(i, runs[i].text) for i in order]])
+    paragraph = load(tmp_path / "out.html").find(".//p")
+    assert len(paragraph.findall(".//time")) == 2 and len(paragraph.findall(".//sup")) == 2
+    assert [t.get("datetime") for t in paragraph.iter("time")] == ["2019-12-25", "2019-11-02"]

@@ -231,3 +231,19 @@ def test_two_emphases_the_translation_puts_side_by_side_stay_two(tmp_path):
         document.save(out, [[TranslatedRun(i, text) for i, text in runs]])
         assert out.read_text(encoding="utf-8") == expected
         assert kinds(open_document(out).blocks[0]) == Counter({"strong": 2})
+
+
+def test_an_emphasis_the_translation_splits_is_written_once_around_both_parts(tmp_path):
+    """The README's quotes, `"_I'm using **FastAPI** a ton these days._"`: the model's words for the plain quote
+    marks landed between the emphasis' runs, which came back as three `_..._` (em 13 -> 19); an emphasis is now
+    written once, around what lies between its parts."""
+    document = open_document(write(tmp_path, "\"_I'm using **FastAPI** a ton._\"\n"))
+    assert [r.text for r in document.blocks[0].runs] == ['"', "I'm using ", "FastAPI", " a ton.", '"']
+    out = tmp_path / "out.md"
+    german = {0: "„", 1: "Ich benutze ", 2: "FastAPI", 3: " sehr oft.", 4: "“ sagt er "}
+    document.save(out, [[TranslatedRun(i, german[i]) for i in (0, 1, 4, 2, 3)]])
+    text = out.read_text(encoding="utf-8")
+    assert text == "„_Ich benutze “ sagt er **FastAPI** sehr oft._\n"
+    assert kinds(open_document(out).blocks[0]) == Counter({"em": 3, "strong": 1})  # runs in the em, not ems
+    tokens = MarkdownIt("commonmark").parse(text)[1].children
+    assert [t.type for t in tokens].count("em_open") == 1

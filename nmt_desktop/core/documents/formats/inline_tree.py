@@ -10,7 +10,8 @@ block inside them (a footnote's paragraph) keeps its identity for its own write.
 the run before it, unless it sits inside an element that run is not in (a <span> that starts with
 <br><br>): then with the run after it, so the span is not split in two when the runs are reordered.
 Plain text that such an element follows is a look of its own (`before_marker`), so it is aligned and the
-element lands after the translation of the words it followed, not at the end of the sentence.
+element lands after the translation of the words it followed, not at the end of the sentence. An element
+whose runs the translation puts apart is written once, around what lies between them (`whole_elements`).
 
 A "break" (ODF's text:tab and text:line-break, HTML's br) cuts the stretch into segments, each a block of
 its own (`segment_blocks`): a tab or a line break handed to the model vanished or glued two words, and the
@@ -250,6 +251,8 @@ class InlineSpan:
                     emitted += [(chain, payload, t.text) for chain, payload in self._runs[t.index].items
                                 if payload is not _TEXT or t.text]
             emitted += [(chain, el, "") for chain, el in items]
+        chains = whole_elements([chain for chain, _payload, _text in emitted])
+        emitted = [(chain, payload, text) for chain, (_old, payload, text) in zip(chains, emitted)]
         parent = self.parent
         for node in self.nodes:
             parent.remove(node)  # its tail goes with it; atoms inside are moved out below
@@ -280,6 +283,38 @@ class InlineSpan:
         at = 0 if self.prev is None else parent.index(self.prev) + 1
         for i, child in enumerate(list(holder)):
             parent.insert(at + i, child)
+
+
+def whole_elements(chains: Sequence[tuple]) -> list[tuple]:
+    """The chains (outermost element first) of what is written in order, each element that the order
+    would write as two or more copies (a <strong> around "HTML <code>x</code> Element" whose words the
+    translation put on both sides of another word) extended over what lies between its first and last
+    stretch, outermost elements first: an element is never duplicated (a second <time datetime>, a link
+    with a second id), at the price of a word or two between its parts taking its look."""
+    chains = [tuple(chain) for chain in chains]
+    done: set = set()
+    depth = 0
+    while any(len(chain) > depth for chain in chains):
+        for n in range(len(chains)):
+            if len(chains[n]) <= depth or chains[n][depth] in done:
+                continue
+            element = chains[n][depth]
+            done.add(element)
+            at = [i for i, c in enumerate(chains) if len(c) > depth and c[depth] == element]
+            outer = chains[at[0]][:depth]
+            level = [i for i, c in enumerate(chains) if len(c) > depth and c[:depth] == outer]
+            lo, hi = at[0], at[-1]
+            while True:  # an element partly inside the stretch is taken in whole, or it would be split
+                inside = {chains[i][depth] for i in level if lo <= i <= hi}
+                ends = [i for i in level if chains[i][depth] in inside]
+                if (min(ends), max(ends)) == (lo, hi):
+                    break
+                lo, hi = min(ends), max(ends)
+            for i in range(lo, hi + 1):
+                if chains[i][:depth] == outer and not (len(chains[i]) > depth and chains[i][depth] == element):
+                    chains[i] = outer + (element,) + chains[i][depth:]
+        depth += 1
+    return chains
 
 
 def before_marker(n: int) -> Hashable:

@@ -13,7 +13,8 @@ re-serialised in the translation's order with the markup characters the source u
 or `_`, the same backticks, a link's destination and title quotes as written). Everything else stays
 byte for byte, in the source's encoding (text_encoding.py, with its BOM), and so does a block that comes
 back unchanged; `_` emphasis that a translation puts inside a word is written `*`, the only form
-CommonMark reads there, and a delimiter between punctuation and a word gets a space. Why joined: a translated paragraph
+CommonMark reads there, a delimiter between punctuation and a word gets a space, and an emphasis whose
+runs the translation puts apart is written once around what lies between them. Why joined: a translated paragraph
 that spanned several source lines is written on one line (its soft and hard line breaks become
 spaces), since the translation's words no longer fall on the source's line breaks. Reference links are
 written back as inline links; a block whose source text cannot be located exactly is kept verbatim.
@@ -37,6 +38,7 @@ from nmt_desktop.core.documents.blocks import (
     check_translated,
     untranslated,
 )
+from nmt_desktop.core.documents.formats.inline_tree import whole_elements
 from nmt_desktop.core.documents.safety import read_decoded
 from nmt_desktop.core.documents.text_encoding import TextEncoding
 
@@ -149,9 +151,13 @@ class _Writer:
                 pairs.append((openers.pop(), len(out)))
                 out.append(self.closer(entry))
         pending = ""
+        written = [item for item in runs if (item.text if not block.runs[item.index].verbatim else "x").strip()]
+        chains = dict(zip((id(item) for item in written), whole_elements(  # an emphasis split apart: written once
+            [tuple(e for e in (block.runs[item.index].style or ()) if e[0] not in ("code", "image", "raw"))
+             for item in written])))
         for item in runs:
             run = block.runs[item.index]
-            chain = [e for e in (run.style or ()) if e[0] not in ("code", "image", "raw")]
+            chain = list(chains.get(id(item), ()))
             text = item.text if not run.verbatim else self.verbatim(run)
             core = text if run.verbatim else re.sub(r"\s+", " ", text.strip())
             if not core:
