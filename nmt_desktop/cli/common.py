@@ -68,17 +68,18 @@ def naming_model(path: Path) -> Iterator[None]:
 
 
 def set_threads(n: int | None) -> None:
-    """torch's intra-op threads for `--threads N` (None: core/decoding/threads.py's default, the cores not
-    busy with other work: torch's one per core collapsed beside busy processes, issue 42); one inter-op thread."""
+    """torch's intra-op threads for `--threads N` (None: core/decoding/threads.py's policy, the cores not
+    busy with other work, read again between a long job's batches: torch's one per core collapsed beside
+    busy processes, issue 42); one inter-op thread."""
     import torch
 
     if n is None:
-        from nmt_desktop.core.decoding.threads import chosen_threads
+        from nmt_desktop.core.decoding.threads import follow_load, start_decoding
 
-        n = chosen_threads()
-        if n is None:
-            return
-    torch.set_num_threads(n)
+        if start_decoding() is not None:  # None: OMP_NUM_THREADS is the user's word
+            follow_load()
+    else:
+        torch.set_num_threads(n)
     try:
         torch.set_num_interop_threads(1)
     except RuntimeError:  # already set, or parallel work has started

@@ -39,7 +39,7 @@ def machine(monkeypatch):
     state = type("Machine", (), {"load": 0.0})()
     monkeypatch.setattr(threads, "usable_cores", lambda: 4)
     monkeypatch.setattr(threads, "busy_cores", lambda: state.load)
-    monkeypatch.setattr(decode_threads, "_own", OwnLoad(cpu=lambda: 0.0))
+    monkeypatch.setattr(threads, "_own", OwnLoad(cpu=lambda: 0.0))
     before = torch.get_num_threads()
     yield state
     torch.set_num_threads(before)  # the count later threads of this test process start with, as it was

@@ -27,6 +27,7 @@ from nmt_desktop.core.analysis.alignment import piece_word_ids
 from nmt_desktop.core.analysis.masking import MaskingRequest
 from nmt_desktop.core.analysis.words import word_starts
 from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding import threads
 from nmt_desktop.core.decoding.lockstep import Procedure, run_lockstep
 from nmt_desktop.core.decoding.pipeline import length_sorted
 from nmt_desktop.core.documents.glossary import Term, glued_uses, target_as_word
@@ -123,6 +124,7 @@ def translate_constrained(translator: "Translator", units: Sequence["Unit"], con
         if cancelled is not None and cancelled():
             waiting.clear()
             break
+        threads.refresh()  # a long document: the machine's load may have moved (CLI default threads)
         for u, translation in zip(picked, translator.translate_units([units[u] for u in picked], cfg)):
             if constraints[u]:
                 waiting[u] = translation

@@ -34,3 +34,40 @@ def test_the_cli_sets_the_default_unless_threads_or_omp_num_threads_say_otherwis
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_cli_default_follows_the_load_between_a_long_jobs_batches(monkeypatch, tiny_translator):
+    """A count chosen on an idle machine collapsed once other work started (a book on two threads did not finish
+    in 16 minutes): with the default, a document's batches read the policy again; with --threads they never do."""
+    from nmt_desktop.core.config import DecodeConfig
+    from nmt_desktop.core.documents.constraints import translate_constrained
+
+    before = torch.get_num_threads()
+    load = [0.0]
+    seen: list[int] = []
+    real = tiny_translator.translate_units
+
+    def recording(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        load[0] = 3.5  # other work starts while the first batch decodes
+        return real(*args, **kwargs)
+
+    try:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+        monkeypatch.setattr(threads, "busy_cores", lambda: load[0])
+        monkeypatch.setattr(threads, "_own", threads.OwnLoad(cpu=lambda: 0.0))
+        monkeypatch.setattr(threads, "REFRESH_S", 0.0)
+        monkeypatch.setattr(tiny_translator, "translate_units", recording)
+        units = tiny_translator.units(["red cat runs", "blue dog sleeps", "red dog runs fast"])
+        set_threads(None)
+        translate_constrained(tiny_translator, units, [[], [], []], DecodeConfig(), batch_size=1)
+        assert seen == [2, 1, 1]  # idle at the start, busy from the second batch on
+        threads._following.clear()
+        load[0], seen[:] = 0.0, []
+        set_threads(1)  # --threads 1: the user's word, never read again
+        translate_constrained(tiny_translator, units, [[], [], []], DecodeConfig(), batch_size=1)
+        assert seen == [1, 1, 1]
+    finally:
+        threads._following.clear()
+        torch.set_num_threads(before)
