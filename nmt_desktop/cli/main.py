@@ -22,7 +22,7 @@ from typing import Sequence
 
 from nmt_desktop import __version__
 from nmt_desktop.cli import (align, evaluate, explain, export, gui, heads, import_marian, info, models, pull, qe,
-                             score, serve, train, translate, translate_file)
+                             score, serve, tm, train, translate, translate_file)
 from nmt_desktop.cli.common import PROG, CLIError, UsageError, print_error
 
 # Exceptions meaning "bad model or input" (exit 1, message only); looked up lazily so that importing
@@ -39,6 +39,7 @@ _USER_ERRORS = (
     ("nmt_desktop.core.locations", "ModelNotFoundError"),
     ("nmt_desktop.core.formats.marian", "MarianImportError"),
     ("nmt_desktop.core.hub.client", "HubError"),
+    ("nmt_desktop.core.memory.entries", "TranslationMemoryError"),
 )
 
 
@@ -69,7 +70,7 @@ def _run_gui(parser: argparse.ArgumentParser) -> int:
 # The commands, in `--help` order: each module has `add_parser(subparsers, common) -> parser` and
 # `run(args) -> exit code`.
 COMMANDS: tuple[ModuleType, ...] = (translate, translate_file, score, align, explain, qe, info, heads, train, evaluate, export, import_marian,
-                                   models, pull, serve, gui)
+                                   models, pull, tm, serve, gui)
 
 
 def build_parser() -> argparse.ArgumentParser:
