@@ -1,5 +1,6 @@
 """The `translate-file` command: a document (docx, odt, pptx, xlsx, html, md, srt, vtt, epub, txt) translated
-into a copy with the same formatting (core/documents/), with a glossary and do-not-translate spans.
+into a copy with the same formatting (core/documents/), with a glossary and do-not-translate spans; a bilingual
+file (XLIFF, PO: core/bilingual/) gets its empty targets filled and marked for review.
 
 The translation is written beside the input (report.docx -> report.de.docx) or to -o, through a temporary
 file renamed into place: the input is never written over, and a failed or interrupted run leaves nothing.
@@ -35,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     add_target_lang_option(p)
     add_document_options(p)
     p.add_argument("--beam", type=int, default=1, metavar="N", help="beam size; 1 = greedy (default 1)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="bilingual files (.xlf, .xliff, .po, .pot): translate again every segment that has a target, "
+                        "confirmed ones included (default: only empty targets are filled; machine output is "
+                        "marked for review)")
     p.add_argument("--plain", action="store_true",
                    help="do not carry formatting inside sentences (faster: no alignment; each paragraph's "
                         "translation goes into its first run)")
@@ -58,7 +63,15 @@ def run(args: argparse.Namespace) -> int:
         document = open_document(source)
     except DocumentError as exc:
         raise CLIError(str(exc)) from None
+    if args.overwrite and not hasattr(document, "select"):
+        raise UsageError("--overwrite is for bilingual files (.xlf, .xliff, .po, .pot), whose segments may have targets")
+    if args.overwrite:
+        document.select(overwrite=True)
     translator = load_translator(args.model, args, args.target_lang)
+    if hasattr(document, "language_conflict"):  # a bilingual file that asks for other languages than the model's
+        conflict = document.language_conflict(translator.config.src_lang, translator.target_language or translator.config.tgt_lang)
+        if conflict:
+            raise CLIError(conflict)
     language = (translator.target_language or translator.config.tgt_lang or "").strip("<>") or None
     out = Path(fix_arg(args.output)) if args.output else output_path(source, language)
     if not out.parent.is_dir():
@@ -87,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(f"{out}: {result.sentences} sentences in {len(document.blocks)} blocks translated in {seconds:.1f} s; "
           f"{glossary_summary(result.report)}", file=sys.stderr)
+    if hasattr(document, "kept"):  # bilingual files: targets already there stay as they were
+        print(f"  {document.kept} segments with a target kept as they were; machine translations marked for review",
+              file=sys.stderr)
     if result.cut_line():  # a sentence too long for the model, translated in pieces (issue 42)
         print(f"  {result.cut_line()}", file=sys.stderr)
     return 0

@@ -8,7 +8,8 @@ Which segments: those of translatable units with source text and an empty target
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -36,6 +37,7 @@ class Pending:
     blocks: list[Block]
     write: Callable[[Sequence[TranslatedBlock], Trust | None], None]
     filled: bool | None = None  # whether it has a translation, where not its unit's target alone (PO plurals)
+    others: list[BilingualUnit] = field(default_factory=list)  # the other units it fills (PO plural forms)
 
     @property
     def has_target(self) -> bool:
@@ -61,9 +63,25 @@ class BilingualDocument:
         self.blocks = [b for p in self.chosen for b in p.blocks]
 
     @property
+    def chosen_units(self) -> list[BilingualUnit]:
+        """The units this translation fills, in file order."""
+        return [u for p in self.chosen for u in [p.unit, *p.others]]
+
+    @property
     def kept(self) -> int:
         """Segments with a target that this translation leaves as they are."""
         return sum(1 for p in self.pending if p.has_target and p not in self.chosen)
+
+    def language_conflict(self, source: str | None, target: str | None) -> str | None:
+        """One sentence when the file names a source or target language other than the model's (de-DE and
+        de agree), else None."""
+        for side, ours, theirs in (("source", source, self.file.source_language), ("target", target, self.file.target_language)):
+            a, b = _primary(ours), _primary(theirs)
+            if a and b and len(a) == len(b) and a != b:
+                return (f"{self.path.name} is for {side} language {theirs}, but the model's {side} language is "
+                        f"{ours}: choose a model for {self.file.source_language or '?'} -> "
+                        f"{self.file.target_language or '?'}")
+        return None
 
     def save(self, path: Path, translated: Sequence[TranslatedBlock]) -> None:
         if len(translated) != len(self.blocks):
@@ -85,3 +103,8 @@ class BilingualDocument:
             return None
         worst = min(estimates, key=lambda e: e.qe)
         return Trust(float(worst.qe), str(worst.trust))
+
+
+def _primary(language: str | None) -> str:
+    """A language tag's primary subtag, lower case ("de-DE" -> "de", "<de>" -> "de")."""
+    return re.split(r"[-_@.]", (language or "").strip("<> ").lower())[0]

@@ -9,7 +9,8 @@ writer puts the element back, never its label. Software placeholders in the text
 
 Written back, the runs in the translation's order are gathered under their pairs (a pair's runs that the
 translation separated go where its first run is), so every tag comes back once, paired and in the
-source's nesting. A segment whose pairs overlap in the source (sc/ec may) keeps its runs in source order.
+source's nesting. A segment whose pairs overlap in the source (sc/ec may), or with a code XLIFF 2 says may not
+be reordered (canReorder="no"/"firstNo"), keeps its runs in source order.
 """
 
 from __future__ import annotations
@@ -55,14 +56,20 @@ class Slot:
 
 @dataclass
 class Segment:
-    """A segment's content: its runs (the Block's), what each run is, the pairs, whether pairs overlap,
-    its plain text and its tags."""
+    """A segment's content: its runs (the Block's), what each run is, the pairs, whether its runs keep the
+    source's order, its plain text and its tags."""
     runs: list[Run]
     slots: list[Slot]
     spans: list[Span]
-    overlapping: bool
+    source_order: bool  # written in the source's order: its pairs overlap, or a code may not be reordered
     text: str
     tags: list[InlineTag] = field(default_factory=list)
+
+
+def label(element: etree._Element, tag_id: str) -> str:
+    """A standalone tag's run text ("TAGx2"): one word without punctuation, so that the transfer never cuts
+    it (the model sees a placeholder name instead; the writer puts the element back, never this)."""
+    return f"TAG{local(element)}{tag_id}"
 
 
 def local(element: etree._Element) -> str:
@@ -112,7 +119,7 @@ def read_segment(element: etree._Element | None, classify: Classify,
             el, inner = event[1], "".join(event[1].itertext())
             tag_id = el.get("id") or el.get("mid") or ""
             slots.append(Slot(chain, marker=_alone(el)))
-            runs.append(Run(inner if inner.strip() else f"[{local(el)}{tag_id}]", chain or None, True))
+            runs.append(Run(inner if inner.strip() else label(el, tag_id), chain or None, True))
             tags.append(InlineTag("open", tag_id, local(el), position, code_of(el, "open")))
             text.append(inner)
             position += len(inner)
@@ -121,9 +128,10 @@ def read_segment(element: etree._Element | None, classify: Classify,
             el = event[1]
             tag_id = el.get("id") or el.get("startRef") or el.get("rid") or ""
             slots.append(Slot(chain, marker=_alone(el)))
-            runs.append(Run(f"[{local(el)}{tag_id}]", chain or None, True))
+            runs.append(Run(label(el, tag_id), chain or None, True))
             tags.append(InlineTag("standalone", tag_id, local(el), position, code_of(el, "standalone")))
-    return Segment(runs, slots, spans, overlapping, "".join(text), tags)
+    fixed = element is not None and any(e.get("canReorder") in ("no", "firstNo") for e in element.iter())
+    return Segment(runs, slots, spans, overlapping or fixed, "".join(text), tags)
 
 
 def _flatten(element: etree._Element, classify: Classify, events: list, top: bool = False) -> None:
@@ -190,6 +198,24 @@ def text_pieces(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def settled(runs: Sequence[Run], translated: TranslatedBlock) -> TranslatedBlock:
+    """The translated runs with each verbatim text (a placeholder, a tag's label) no more often in the other
+    runs than the source had it there (a model that wrote a placeholder's name twice gave "%d%s in %s"),
+    and with printf's argument order (`in_printf_order`)."""
+    plain_source = "".join(run.text for run in runs if not run.verbatim)
+    out = []
+    for t in translated:
+        text = t.text
+        if not runs[t.index].verbatim:
+            for verbatim in {run.text for run in runs if run.verbatim and run.text.strip()}:
+                while text.count(verbatim) > plain_source.count(verbatim):
+                    at = text.rindex(verbatim)
+                    before, after = text[:at], text[at + len(verbatim):]
+                    text = before + (after[1:] if before.endswith(" ") and after.startswith(" ") else after)
+        out.append(TranslatedRun(t.index, text))
+    return in_printf_order(runs, out)
+
+
 def in_printf_order(runs: Sequence[Run], translated: TranslatedBlock) -> TranslatedBlock:
     """The translated runs with the printf placeholders that name no argument (%s, %d: not %1$s, %(name)s)
     in the source's order wherever the translation moved them: printf takes its arguments in that order,
@@ -209,8 +235,8 @@ def in_printf_order(runs: Sequence[Run], translated: TranslatedBlock) -> Transla
 def write_segment(segment: Segment, translated: TranslatedBlock, target: etree._Element) -> None:
     """`target`'s content replaced by the translated runs, with every tag of the segment once, paired and
     nested as in the source (see the module docstring); its attributes are kept."""
-    translated = in_printf_order(segment.runs, translated)
-    order = sorted(translated, key=lambda r: r.index) if segment.overlapping else list(translated)
+    translated = settled(segment.runs, translated)
+    order = sorted(translated, key=lambda r: r.index) if segment.source_order else list(translated)
     root: list = []
     nodes: dict[int, list] = {}
     for run in order:

@@ -17,7 +17,7 @@ from typing import Sequence
 import polib
 
 from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Trust
-from nmt_desktop.core.bilingual.inline_segments import in_printf_order, text_pieces
+from nmt_desktop.core.bilingual.inline_segments import settled, text_pieces
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
 
@@ -112,7 +112,7 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
         for parts, wanted in cut:
             parts = list(parts)
             for i in wanted:
-                runs = in_printf_order(blocks[cursor].runs, translated[cursor])
+                runs = settled(blocks[cursor].runs, translated[cursor])
                 parts[i] = "".join(run.text for run in runs)
                 cursor += 1
             out.append("".join(parts))
@@ -128,4 +128,4 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
             entry.tcomment = "\n".join(kept + [trust.note])
 
     filled = all(u.target.strip() for u in units)  # a fuzzy entry's msgstr is someone's work: kept too
-    return Pending(units[0], blocks if entry.msgid.strip() else [], write, filled=filled)
+    return Pending(units[0], blocks if entry.msgid.strip() else [], write, filled=filled, others=units[1:])

@@ -198,8 +198,18 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
         config = getattr(translator, "config", None)
         language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
         document.target_language = language.strip("<>") or None
+    if hasattr(document, "block_trust"):  # bilingual files write each segment's trust estimate (core/bilingual/)
+        document.block_trust = [_trust(translator, result.sentences) for result in results]
     cut = [(block.where, prep.cut) for block, prep in zip(document.blocks, prepared) if prep and prep.cut]
     return DocumentTranslation(document, results, report, len(units), cut)
+
+
+def _trust(translator: "Translator", sentences: Sequence["Translation"]) -> list:
+    """The trust signals (analysis/quality.py QualityEstimate) of a block's sentences, a sentence translated
+    in pieces estimated piece by piece."""
+    from nmt_desktop.core.analysis.quality import estimate_translation
+
+    return [estimate_translation(translator, part) for sentence in sentences for part in (sentence.segments or [sentence])]
 
 
 def _block_result(translator: "Translator", block: Block, prep: _Prepared, sentences: Sequence["Translation"],
