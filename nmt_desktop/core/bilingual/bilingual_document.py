@@ -88,6 +88,9 @@ class BilingualDocument:
             raise DocumentError(f"{self.path.name}: {len(translated)} translated blocks for {len(self.blocks)} blocks")
         for block, runs in zip(self.blocks, translated):
             check_translated(block, runs)
+        conflict = self.language_conflict(None, self.target_language)
+        if conflict:  # the CLI refuses it before translating; the document dialog learns it here
+            raise DocumentError(conflict)
         cursor = 0
         for p in self.chosen:
             n = len(p.blocks)

@@ -58,21 +58,25 @@ def open_document(path: str | Path) -> BilingualDocument:
     po = read_po(path)
     language = po.metadata.get("Language", "")
     forms = nplurals(po.metadata.get("Plural-Forms", "")) or nplurals(PLURAL_FORMS.get(language.split("_")[0], ""))
-    units, pending = [], []
+    units, pending, written = [], [], []
     for entry in po:
         if entry.obsolete:
             continue  # written back as it was
         entry_units = _units(entry, forms or 2)
         units += entry_units
-        pending.append(_pending(entry, entry_units, forms))
+        pending.append(_pending(entry, entry_units, forms, written))
     info = BilingualFile(path, NAME, po.metadata.get("X-Source-Language", ""), language, units)
 
     def finish(out: Path, target: str | None) -> None:
         if target and not po.metadata.get("Language"):
             po.metadata["Language"] = target
         plural = PLURAL_FORMS.get((po.metadata.get("Language") or "").split("_")[0].split("-")[0])
-        if plural and not po.metadata.get("Plural-Forms"):
+        if plural and nplurals(po.metadata.get("Plural-Forms", "")) is None:  # none, or a POT's "nplurals=INTEGER"
             po.metadata["Plural-Forms"] = plural
+        count = nplurals(po.metadata.get("Plural-Forms", ""))
+        for entry in (e for e in written if e.msgid_plural):  # as many forms as the language has
+            forms = entry.msgstr_plural
+            entry.msgstr_plural = {n: forms.get(n, forms[max(forms)]) for n in range(count or len(forms))}
         if "CHARSET" in po.metadata.get("Content-Type", ""):
             po.metadata["Content-Type"] = "text/plain; charset=UTF-8"
             po.encoding = "utf-8"
@@ -100,7 +104,9 @@ def _line_blocks(text: str, where: str) -> tuple[list[str], list[int]]:
     return parts, [i for i, part in enumerate(parts) if part.strip()]
 
 
-def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None) -> Pending:
+def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None, written: list) -> Pending:
+    """The entry's blocks (each line of msgid, then of msgid_plural) and its writer, which adds the entry to
+    `written` (the file's finish gives a filled plural entry as many forms as the target language has)."""
     where = f"line {entry.linenum}"
     texts = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
     cut = [_line_blocks(text, where) for text in texts]
@@ -121,6 +127,7 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
             entry.msgstr_plural = {n: out[0] if n == 0 else out[1] for n in range(count)}
         else:
             entry.msgstr = out[0]
+        written.append(entry)
         if "fuzzy" not in entry.flags:
             entry.flags.append("fuzzy")
         if trust is not None:

@@ -19,6 +19,7 @@ import pytest
 
 from nmt_desktop.core.bilingual import read_bilingual
 from nmt_desktop.core.bilingual.inline_segments import PLACEHOLDER
+from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.formats import open_document
 from tests.core.bilingual import xliff_schemas
 from tests.core.bilingual.samples import write_po, write_xliff12, write_xliff20
@@ -32,7 +33,7 @@ def _translated(source: Path, out: Path, overwrite: bool = False):
     if overwrite:
         document.select(overwrite=True)
     chosen = {u.id for u in document.chosen_units}
-    document.target_language = "de"
+    document.target_language = document.file.target_language or "de"  # what a model for the file's pair says
     document.save(out, fake_translate_all(document.blocks))
     return read_bilingual(source), read_bilingual(out), chosen
 
@@ -131,6 +132,33 @@ def test_po_plurals_follow_the_files_plural_forms(tmp_path):
     document.save(tmp_path / "out.po", fake_translate_all(document.blocks))
     entry = polib.pofile(str(tmp_path / "out.po"))[0]
     assert sorted(entry.msgstr_plural) == [0, 1, 2] and all("%d" in v for v in entry.msgstr_plural.values())
+
+
+def test_a_pot_template_gets_the_model_languages_header_and_forms(tmp_path):
+    pot = tmp_path / "messages.pot"
+    pot.write_text('msgid ""\nmsgstr ""\n"Language: \\n"\n"Content-Type: text/plain; charset=CHARSET\\n"\n'
+                   '"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n\n'
+                   'msgid "%d apple"\nmsgid_plural "%d apples"\nmsgstr[0] ""\nmsgstr[1] ""\n', encoding="utf-8")
+    document = open_document(pot)
+    document.target_language = "fr"
+    document.save(tmp_path / "out.pot", fake_translate_all(document.blocks))
+    po = polib.pofile(str(tmp_path / "out.pot"))
+    assert po.metadata["Language"] == "fr" and po.metadata["Plural-Forms"] == "nplurals=2; plural=(n > 1);"
+    assert "charset=UTF-8" in po.metadata["Content-Type"]
+    assert sorted(po[0].msgstr_plural) == [0, 1] and MARK in po[0].msgstr_plural[1]
+
+
+def test_saving_into_another_language_than_the_files_is_refused(tmp_path):
+    source = tmp_path / "fr.xlf"
+    source.write_text('<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en" '
+                      'target-language="fr-FR" original="a" datatype="plaintext"><body><trans-unit id="1">'
+                      '<source>Hello</source></trans-unit></body></file></xliff>', encoding="utf-8")
+    document = open_document(source)
+    document.target_language = "de"
+    with pytest.raises(DocumentError, match="fr.xlf is for target language fr-FR, but the model's target language is de"):
+        document.save(tmp_path / "out.xlf", fake_translate_all(document.blocks))
+    document.target_language = "fr"
+    document.save(tmp_path / "out.xlf", fake_translate_all(document.blocks))
 
 
 REAL_FILES = [("okapi-segsource.xlf", True), ("okapi-context-and-ph.xlf", False), ("okapi-translate-no.xlf", True),
