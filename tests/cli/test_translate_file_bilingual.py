@@ -49,12 +49,12 @@ def test_xliff20_overwrite_translates_confirmed_segments_too(tmp_path):
     before, after = {u.id: u for u in read_bilingual(source).units}, {u.id: u for u in read_bilingual(out).units}
     assert after["u3"].target != "Das Haus ist winzig." and after["u3"].state == "initial"  # was reviewed
     assert after["u2"].target == "" and not after["u2"].translatable  # translate="no" even with --overwrite
-    for unit_id in ("u1/s1", "u1/s2", "u3", "u4", "u5"):
+    for unit_id in ("u1/s1", "u1/s2", "u3", "u4", "u5", "u6"):
         assert after[unit_id].target.strip()
         assert _tags(after[unit_id].target_tags) == _tags(before[unit_id].tags), unit_id
         assert Counter(PLACEHOLDER.findall(after[unit_id].target)) == Counter(PLACEHOLDER.findall(before[unit_id].source))
     text = out.read_text(encoding="utf-8")
-    assert text.count("<mtc:match ") == 5 and 'type="mt"' in text and "matchQuality=" in text
+    assert text.count("<mtc:match ") == 6 and 'type="mt"' in text and "matchQuality=" in text
 
 
 def test_po_filled_fuzzy_with_trust_comment(tmp_path):

@@ -35,6 +35,10 @@ def classify(element: etree._Element) -> tuple[str, str]:
         return "open", element.get("id") or ""
     if name == "ec" and element.get("startRef"):
         return "close", element.get("startRef")
+    if name == "sm":  # the two ends of an annotation (mrk) that crosses other tags
+        return "open", "sm:" + (element.get("id") or "")
+    if name == "em" and element.get("startRef"):
+        return "close", "sm:" + element.get("startRef")
     return "marker", ""
 
 

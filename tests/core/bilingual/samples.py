@@ -47,6 +47,7 @@ XLIFF20 = """<?xml version="1.0" encoding="UTF-8"?>
     <unit id="u2" translate="no"><segment><source>Keep me as I am.</source></segment></unit>
     <unit id="u3"><segment state="reviewed"><source>The house is small.</source><target>Das Haus ist winzig.</target></segment></unit>
     <unit id="u5"><segment><source><sc id="1"/>Bold <sc id="2"/>bold and italic<ec startRef="1"/> italic<ec startRef="2"/> and %s.</source></segment></unit>
+    <unit id="u6"><segment><source>See <sm id="m1" type="comment" value="a term"/>the small <pc id="1">print</pc><em startRef="m1"/> below.</source></segment></unit>
     <unit id="u4"><segment><source>The garden is <mrk id="m1" translate="no">Gartenzwerg</mrk> green.</source><target></target></segment></unit>
   </file>
 </xliff>

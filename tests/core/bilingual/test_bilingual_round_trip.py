@@ -92,10 +92,10 @@ def test_xliff12_overwrite_retranslates_confirmed_units(tmp_path):
 def test_xliff20_made_by_hand(tmp_path):
     before, after, chosen = _translated(write_xliff20(tmp_path), tmp_path / "out.xlf")
     _check(before, after, chosen)
-    assert chosen == {"u1/s1", "u4", "u5"}
+    assert chosen == {"u1/s1", "u4", "u5", "u6"}
     assert xliff_schemas.errors(xliff_schemas.xliff20(), tmp_path / "out.xlf") == []
     text = (tmp_path / "out.xlf").read_text(encoding="utf-8")
-    assert 'trgLang="de"' in text and text.count('state="initial"') == 3
+    assert 'trgLang="de"' in text and text.count('state="initial"') == 4
     units = {u.id: u for u in after.units}
     assert units["u4"].target.count("Gartenzwerg") == 1  # translate="no" mrk kept once, as it was
     # overlapping sc/ec pairs keep the source's order, so each ec still follows its sc

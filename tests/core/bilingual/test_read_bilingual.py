@@ -34,7 +34,8 @@ def test_xliff20_units_segments_and_original_data(tmp_path):
     read = read_bilingual(write_xliff20(tmp_path))
     assert (read.format, read.source_language, read.target_language) == ("XLIFF 2", "en", "")
     units = {u.id: u for u in read.units}
-    assert list(units) == ["u1/s1", "u1/s2", "u2", "u3", "u5", "u4"]
+    assert list(units) == ["u1/s1", "u1/s2", "u2", "u3", "u5", "u6", "u4"]
+    assert [(t.kind, t.name) for t in units["u6"].tags] == [("open", "sm"), ("open", "pc"), ("close", "pc"), ("close", "em")]
     first = units["u1/s1"]
     assert first.source == "Press Save now, then quit {0}."
     assert first.context == "save | On the toolbar"
