@@ -6,6 +6,7 @@ the trust estimate where each format has a place for it, confirmed and translate
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import polib
 from cli_runner import assert_one_error_line, run_cli
@@ -14,6 +15,8 @@ from nmt_desktop.core.bilingual import read_bilingual
 from nmt_desktop.core.bilingual.inline_segments import PLACEHOLDER
 from tests.core.bilingual import xliff_schemas
 from tests.core.bilingual.samples import write_po, write_xliff12, write_xliff20
+
+REAL = Path(__file__).resolve().parents[1] / "real_documents" / "bilingual"
 
 
 def _tags(tags) -> Counter:
@@ -72,6 +75,19 @@ def test_po_filled_fuzzy_with_trust_comment(tmp_path):
     assert all(entries["One file"].msgstr_plural[n] for n in (0, 1))
     assert "%(count)s" in entries["One file"].msgstr_plural[1]
     assert [e.msgid for e in po.obsolete_entries()] == ["Old text"]
+
+
+def test_a_real_translated_po_keeps_every_translation(tmp_path):
+    """Django's German humanize catalogue (BSD-3-Clause, tests/real_documents/bilingual/SOURCES.tsv): every entry is
+    someone's translation, so a plain run changes no msgstr; the header gets today's PO-Revision-Date only."""
+    source = REAL / "django-humanize-de.po"
+    done = run_cli("translate-file", str(source), "-m", "en-de", "-o", str(tmp_path / "out.po"))
+    assert done.returncode == 0, done.stderr
+    assert "0 sentences in 0 blocks" in done.stderr and "19 segments with a target kept as they were\n" in done.stderr, done.stderr
+    before, after = polib.pofile(str(source)), polib.pofile(str(tmp_path / "out.po"))
+    assert [(e.msgid, e.msgstr, e.msgstr_plural, e.flags, e.occurrences) for e in after] == \
+        [(e.msgid, e.msgstr, e.msgstr_plural, e.flags, e.occurrences) for e in before]
+    assert after.metadata["Language"] == "de" and after.metadata["PO-Revision-Date"] != before.metadata["PO-Revision-Date"]
 
 
 def test_bad_bilingual_input_is_one_line_and_writes_nothing(tmp_path):

@@ -163,7 +163,7 @@ def test_saving_into_another_language_than_the_files_is_refused(tmp_path):
 
 REAL_FILES = [("okapi-segsource.xlf", True), ("okapi-context-and-ph.xlf", False), ("okapi-translate-no.xlf", True),
               ("okapi-xliff2-test01.xlf", False), ("okapi-xliff2-comprehensive.xlf", False),
-              ("xlifflib-inline-link.xlf", False), ("okapi-all-cases.po", False)]
+              ("xlifflib-inline-link.xlf", False), ("okapi-all-cases.po", False), ("django-humanize-de.po", True)]
 
 
 @pytest.mark.parametrize("name, overwrite", REAL_FILES)
