@@ -9,7 +9,9 @@ sentence of the document is translated in batches (constraints.py, which also fo
 placeholders in); the names are put back; and a block whose runs look different (a bold word, a link)
 has its translation cut into its runs by word alignment (inline_transfer.py: the model's own alignment,
 core/analysis/alignment.py). A block of one look needs no alignment: its text goes to its first run.
-`save_translation` writes through a temporary file renamed into place, never over the input.
+`save_translation` writes through a temporary file renamed into place, never over the input. With
+`DocumentOptions.reuse` (a translation memory, `translate-file --tm`), a block of one look that the memory holds
+exactly is taken from it and never reaches the model (`DocumentTranslation.reused`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class DocumentOptions:
     automatic_dnt: bool = True
     keep_formatting: bool = True
     batch_size: int = 16
+    # a translation memory's exact match of a block's text, or None (core/memory/document_matches.py): a block of
+    # one look it answers is reused as it stands, not sent to the model
+    reuse: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -69,6 +74,7 @@ class DocumentTranslation:
     report: ConstraintReport
     sentences: int
     cut_sentences: list[tuple[str, int]] = field(default_factory=list)  # (block's where, sentences cut) per block
+    reused: list[int] = field(default_factory=list)  # blocks taken from the translation memory (DocumentOptions.reuse)
 
     def cut_line(self) -> str:
         """"3 sentences were longer than the model takes and were translated in pieces: paragraph 12, …"
@@ -170,7 +176,8 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
     """Every block of the document translated (see the module docstring). progress(done, total) counts
     sentences; Cancelled when `cancelled()` turns true (between batches)."""
     cfg, options = cfg or DecodeConfig(), options or DocumentOptions()
-    prepared = [_prepare(translator, block, options) for block in document.blocks]
+    reused = _reused(document.blocks, options)
+    prepared = [None if b in reused else _prepare(translator, block, options) for b, block in enumerate(document.blocks)]
     units = [u for p in prepared if p for u in p.units]
     constraints = [c for p in prepared if p for c in p.constraints]
     report, done = ConstraintReport(), [0]
@@ -187,7 +194,10 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
     if cancelled is not None and cancelled():
         raise Cancelled()
     results, cursor = [], 0
-    for block, prep in zip(document.blocks, prepared):
+    for b, (block, prep) in enumerate(zip(document.blocks, prepared)):
+        if b in reused:
+            results.append(_whole_block(block, reused[b]))
+            continue
         if prep is None:
             results.append(BlockResult(block.text, block.text, untranslated(block)))
             continue
@@ -201,7 +211,29 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
     if hasattr(document, "block_trust"):  # bilingual files write each segment's trust estimate (core/bilingual/)
         document.block_trust = [_trust(translator, result.sentences) for result in results]
     cut = [(block.where, prep.cut) for block, prep in zip(document.blocks, prepared) if prep and prep.cut]
-    return DocumentTranslation(document, results, report, len(units), cut)
+    return DocumentTranslation(document, results, report, len(units), cut, sorted(reused))
+
+
+def _reused(blocks: Sequence[Block], options: DocumentOptions) -> dict[int, str]:
+    """The blocks the memory answers (options.reuse) -> their targets: blocks of one look with text only."""
+    if options.reuse is None:
+        return {}
+    found = {}
+    for b, block in enumerate(blocks):
+        if not block.verbatim and block.text.strip() and not _styled(block):
+            target = options.reuse(block.text.strip())
+            if target is not None:
+                found[b] = target
+    return found
+
+
+def _whole_block(block: Block, target: str) -> BlockResult:
+    """A block whose whole translation is given: into its first run with text, the source's outer spaces kept."""
+    text = block.text
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    first = next((r for r, run in enumerate(block.runs) if run.text.strip()), 0)
+    runs = [TranslatedRun(r, lead + target + trail if r == first else "") for r in range(len(block.runs))]
+    return BlockResult(text, lead + target + trail, runs)
 
 
 def _trust(translator: "Translator", sentences: Sequence["Translation"]) -> list:
@@ -217,9 +249,8 @@ def _block_result(translator: "Translator", block: Block, prep: _Prepared, sente
     words = [[_restored(w, prep) for w in s.text.split()] for s in sentences]
     target = " ".join(w for sentence in words for w in sentence)
     if not options.keep_formatting or not _styled(block):
-        first = next((r for r, run in enumerate(block.runs) if run.text.strip()), 0)
-        runs = [TranslatedRun(r, prep.lead + target + prep.trail if r == first else "") for r in range(len(block.runs))]
-        return BlockResult(block.text, prep.lead + target + prep.trail, runs, list(sentences))
+        whole = _whole_block(block, target)
+        return BlockResult(block.text, whole.target, whole.runs, list(sentences))
     evidence_parts, links, source_runs, fixed, offset_s, offset_t = [], [], [], {}, 0, 0
     for unit, start, sentence in zip(prep.units, prep.starts, sentences):
         src_words, src_runs = _source_words(unit.text, start, prep.owners)

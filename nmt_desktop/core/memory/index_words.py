@@ -1,6 +1,8 @@
-"""The words a source is indexed and looked up by: lower-cased runs of letters and digits; in scripts written
-without spaces (Chinese, Japanese, Thai...) overlapping character pairs, so that a fuzzy lookup there finds
-candidates too. The FTS5 index gets them joined by spaces (its unicode61 tokenizer keeps each one whole)."""
+"""The terms a source is indexed and looked up by: its words (lower-cased runs of letters and digits; in scripts
+written without spaces, such as Chinese, Japanese or Thai, overlapping character pairs) and each two neighbouring
+words joined by "_" (a sentence of common words still has rare word pairs: "am_here" is far rarer than "am" or
+"here", and two similar sentences share most of them). The FTS5 index gets them joined by spaces; its unicode61
+tokenizer keeps "_" inside a term (TOKENIZER)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,15 @@ def index_words(text: str) -> list[str]:
         if cursor < len(word):
             words.append(word[cursor:])
     return words
+
+
+TOKENIZER = "unicode61 tokenchars '_'"
+
+
+def index_terms(text: str) -> list[str]:
+    """The text's words and neighbouring word pairs (see the module docstring)."""
+    words = index_words(text)
+    return words + [f"{a}_{b}" for a, b in zip(words, words[1:])]
 
 
 def fts_query(words: list[str]) -> str:

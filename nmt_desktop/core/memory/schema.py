@@ -3,7 +3,7 @@ and opening a file runs the missing ones in one transaction each. A file from a 
 
 WAL journal (a reader, such as a lookup while an import runs, never waits for the writer) with
 synchronous=FULL: every committed transaction survives a kill -9 and a power cut; a transaction cut short
-leaves nothing. Per language pair one FTS5 table of the sources' words (`words_<pair id>`), made with the
+leaves nothing. Per language pair one FTS5 table of the sources' words and word pairs (index_words.py) (`words_<pair id>`), made with the
 pair: fuzzy candidates are found in the pair's own index, never filtered out of every pair's.
 """
 
@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from nmt_desktop.core.memory.entries import TranslationMemoryError
+from nmt_desktop.core.memory.index_words import TOKENIZER
 
 # Each migration takes the file from version i to i + 1; append, never edit a released one.
 MIGRATIONS: tuple[str, ...] = (
@@ -51,7 +52,8 @@ def words_table(pair_id: int) -> str:
 def create_words_table(db: sqlite3.Connection, pair_id: int) -> None:
     """The pair's word index: contentless (the words are not stored twice), rowid = the entry's id."""
     table = words_table(pair_id)
-    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(words, content='', detail=none)")
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(words, content='', detail=none, "
+               f"tokenize=\"{TOKENIZER}\")")
     db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table}_vocabulary USING fts5vocab({table}, 'row')")
 
 

@@ -10,6 +10,7 @@ lookup reads only its pair's postings. The default file is `user_data_dir()/memo
 from __future__ import annotations
 
 import hashlib
+import math
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -22,13 +23,12 @@ from rapidfuzz.distance import Levenshtein
 from nmt_desktop.core.memory.entries import (ORIGINS, Entry, Pair, TranslationMemoryError, tags_from_json,
                                              tags_json)
 from nmt_desktop.core.memory.fuzzy import Match, differences
-from nmt_desktop.core.memory.index_words import fts_query, index_words
+from nmt_desktop.core.memory.index_words import fts_query, index_terms, index_words
 from nmt_desktop.core.memory.schema import connect, create_words_table, words_table
 
 CHUNK = 2000  # entries per committed transaction while adding: what a kill -9 can lose at most
-CANDIDATES = 200  # rows the word index hands to the scorer per lookup
-QUERY_WORDS = 8  # at most this many of a text's rarest words find its candidates
-POSTINGS = 2000  # ... and at most this many rows hold them (store._candidates)
+MAX_CANDIDATES = 5000  # rows the word index hands to the scorer per lookup, at most
+RECALL_SCORE = 80.0  # the index finds every match scoring this or more (store._candidates); lower ones as it can
 _COLUMNS = "id, source, target, source_tags, target_tags, origin, context, document, created, changed"
 
 
@@ -141,7 +141,7 @@ class TranslationMemory:
                 if cursor.rowcount:
                     entry.id = cursor.lastrowid
                     self.db.execute(f"INSERT INTO {words_table(pair_id)} (rowid, words) VALUES (?, ?)",
-                                    (entry.id, " ".join(index_words(entry.source))))
+                                    (entry.id, " ".join(index_terms(entry.source))))
                     added += 1
                 else:
                     self._merge(pair_id, entry, changed)
@@ -209,44 +209,35 @@ class TranslationMemory:
         seen = {m.entry.id for m in matches}
         fuzzy: list[Match] = []
         for stored, pair_id in self.pairs_for(pair):
-            rows = {row[0]: row for row in self._candidates(text, pair_id) if row[0] not in seen}
-            if not rows:
-                continue
-            ids = list(rows)
-            best = process.extract(text, [rows[i][1] for i in ids], scorer=Levenshtein.normalized_similarity,
+            candidates = [(i, source) for i, source in self._candidates(text, pair_id, min_score) if i not in seen]
+            best = process.extract(text, [source for _i, source in candidates], scorer=Levenshtein.normalized_similarity,
                                    limit=limit, score_cutoff=min_score / 100.0)
             for _source, similarity, k in best:
-                row = rows[ids[k]]
+                row = self.db.execute(f"SELECT {_COLUMNS} FROM entries WHERE id=?", (candidates[k][0],)).fetchone()
                 fuzzy.append(Match(self._entry(row, stored), 100.0 * similarity, differences(text, row[1])))
         fuzzy.sort(key=lambda m: (-m.score, -m.entry.changed))
         return (matches + fuzzy)[:limit]
 
-    def _candidates(self, text: str, pair_id: int) -> list[tuple]:
-        """Candidate rows for a fuzzy lookup: rows with the text's rarest words, ranked by FTS5's bm25, the
-        words taken rarest first while their postings stay within POSTINGS (a common word such as "the" would
-        make the ranking read most of the index); for a text of common words only, rows with all of them,
-        then rows with its two rarest."""
+    def _candidates(self, text: str, pair_id: int, min_score: float) -> list[tuple[int, str]]:
+        """(id, source) of the candidates for a fuzzy lookup, by the prefix filter of set-similarity search: a source that
+        differs from the text in at most `e` words lacks at most 3e of the text's terms (a word and the two word
+        pairs around it), so it holds at least one of the text's 3e + 1 rarest terms. e is the words a score of
+        max(min_score, RECALL_SCORE) leaves free to differ; the rows holding those terms (FTS5, no ranking)
+        are the candidates, at most MAX_CANDIDATES of them (then those bm25 ranks first)."""
         table = words_table(pair_id)
         frequency = {}
-        for word in set(index_words(text)):
-            row = self.db.execute(f"SELECT doc FROM {table}_vocabulary WHERE term = ?", (word,)).fetchone()
+        terms = set(index_terms(text))
+        for term in terms:
+            row = self.db.execute(f"SELECT doc FROM {table}_vocabulary WHERE term = ?", (term,)).fetchone()
             if row:
-                frequency[word] = row[0]
-        present = sorted(frequency, key=lambda w: (frequency[w], w))
-        rare, postings = [], 0
-        for word in present[:QUERY_WORDS]:
-            if postings + frequency[word] > POSTINGS:
-                break
-            rare.append(word)
-            postings += frequency[word]
-        queries = [(fts_query(rare), " ORDER BY rank")] if rare else []
-        queries += [(" AND ".join(fts_query([w]) for w in words), "") for words in (present, present[:2]) if words]
-        ids: dict[int, None] = {}
-        for query, order in queries:
-            for (rowid,) in self.db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?{order} LIMIT ?",
-                                            (query, CANDIDATES)):
-                ids[rowid] = None
-            if len(ids) >= CANDIDATES:
-                break
+                frequency[term] = row[0]
+        if not frequency:
+            return []
+        words = max(1, len(index_words(text)))
+        free = math.ceil(words * (1 - max(min_score, RECALL_SCORE) / 100))
+        prefix = sorted(frequency, key=lambda t: (frequency[t], t))[: 3 * free + 1]
+        order = " ORDER BY rank" if sum(frequency[t] for t in prefix) > MAX_CANDIDATES else ""
+        ids = [r[0] for r in self.db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?{order} LIMIT ?",
+                                             (fts_query(prefix), MAX_CANDIDATES))]
         marks = ",".join("?" * len(ids))
-        return self.db.execute(f"SELECT {_COLUMNS} FROM entries WHERE id IN ({marks})", list(ids)).fetchall()
+        return self.db.execute(f"SELECT id, source FROM entries WHERE id IN ({marks})", ids).fetchall()

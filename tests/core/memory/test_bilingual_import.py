@@ -10,15 +10,40 @@ import pytest
 from nmt_desktop.core.memory import Pair, TranslationMemory, TranslationMemoryError
 from nmt_desktop.core.memory.importing import file_entries, import_files
 from nmt_desktop.core.memory.tmx_file import read_tmx, write_tmx
-from tests.core.bilingual.samples import write_po, write_xliff12, write_xliff20
+from tests.core.bilingual.samples import write_po
+
+XLIFF12 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="app.html" source-language="en" target-language="de" datatype="html"><body>
+  <trans-unit id="1"><source>Click <g id="1">here</g>.</source></trans-unit>
+  <trans-unit id="2" approved="yes"><source>Hello world</source><target state="final">Hallo Welt</target></trans-unit>
+  <trans-unit id="3"><source>I have a dog.</source><target state="translated">Ich habe einen Hund.</target></trans-unit>
+  <trans-unit id="4"><source>Press <g id="1">Save</g>.</source><target state="signed-off">Drücken Sie <g id="1">Speichern</g>.</target></trans-unit>
+ </body></file>
+</xliff>
+"""
+XLIFF20 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="de">
+ <file id="f1">
+  <unit id="u1"><segment id="s1"><source>Save now.</source></segment>
+   <segment id="s2" state="final"><source>Done.</source><target>Fertig.</target></segment></unit>
+  <unit id="u2"><segment state="reviewed"><source>The house is small.</source><target>Das Haus ist klein.</target></segment></unit>
+  <unit id="u3"><segment state="translated"><source>Not yet.</source><target>Noch nicht.</target></segment></unit>
+ </file>
+</xliff>
+"""
 
 REAL = Path(__file__).resolve().parents[2] / "real_documents" / "bilingual"
 
 
 def test_xliff_gives_its_confirmed_segments_only(tmp_path):
-    one = list(file_entries(write_xliff12(tmp_path), target="de"))  # 1.2 sample: only unit 2 is final
-    assert [(e.source, e.target, str(e.pair)) for e in one] == [("Hello world", "Hallo Welt", "en-de")]
-    two = list(file_entries(write_xliff20(tmp_path), target="de"))  # 2.0 sample: final and reviewed segments
+    (tmp_path / "one.xlf").write_text(XLIFF12, encoding="utf-8")
+    one = list(file_entries(tmp_path / "one.xlf"))
+    assert [(e.source, e.target, str(e.pair)) for e in one] == [("Hello world", "Hallo Welt", "en-de"),
+                                                                 ("Press Save.", "Drücken Sie Speichern.", "en-de")]
+    assert [(t.kind, t.position) for t in one[1].target_tags] == [("open", 12), ("close", 21)]
+    (tmp_path / "two.xlf").write_text(XLIFF20, encoding="utf-8")
+    two = list(file_entries(tmp_path / "two.xlf"))
     assert [(e.source, e.target) for e in two] == [("Done.", "Fertig."), ("The house is small.", "Das Haus ist klein.")]
 
 
