@@ -3,7 +3,10 @@ save that writes each target with the format's review marks and the trust estima
 
 Which segments: those of translatable units with source text and an empty target; `select(overwrite=True)`
 (`translate-file --overwrite`) takes every translatable one, confirmed or not. translate_document.py sets
-`target_language` (the model's) and `block_trust` (each block's sentences' QualityEstimates) before save.
+`target_language` (the model's) and `block_trust` (each block's sentences' QualityEstimates) before save; a
+block with no sentence there was taken from a translation memory (`translate-file --tm`: its exact match), not
+from the model. `memory_matches` (the memory's fuzzy match of each block, or None; set by translate-file --tm)
+are written beside the translation for the reviewer.
 """
 
 from __future__ import annotations
@@ -29,13 +32,36 @@ class Trust:
         return f"machine translation (nmt-desktop), trust {self.band}, estimated chrF {self.qe:.0f}"
 
 
+@dataclass(frozen=True)
+class MemoryMatch:
+    """A translation memory's fuzzy match shown to the reviewer: its score (0-100) and its source and target."""
+    score: float
+    source: str
+    target: str
+
+    @property
+    def note(self) -> str:
+        return f"translation memory match {self.score:.0f}%: {self.target}"
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the reviewer is told about a filled segment: the model's trust (None: not estimated), whether the
+    translation came from the memory (an exact match) instead of the model, and the memory's fuzzy matches."""
+    trust: Trust | None = None
+    from_memory: bool = False
+    matches: tuple[MemoryMatch, ...] = ()
+
+    MEMORY_NOTE = "translation memory (nmt-desktop): 100% match"
+
+
 @dataclass
 class Pending:
     """A segment the file may have filled: its unit, its blocks (several where the format keeps line breaks
-    the model must not see), and how its translation is written (the blocks' runs, the trust or None)."""
+    the model must not see), and how its translation is written (the blocks' runs, what the reviewer is told)."""
     unit: BilingualUnit
     blocks: list[Block]
-    write: Callable[[Sequence[TranslatedBlock], Trust | None], None]
+    write: Callable[[Sequence[TranslatedBlock], Review], None]
     filled: bool | None = None  # whether it has a translation, where not its unit's target alone (PO plurals)
     others: list[BilingualUnit] = field(default_factory=list)  # the other units it fills (PO plural forms)
 
@@ -54,6 +80,7 @@ class BilingualDocument:
         self._finish = finish
         self.target_language: str | None = None
         self.block_trust: list[list] | None = None
+        self.memory_matches: list | None = None  # per block: a core/memory Match (entry, score) or None
         self.select(overwrite=False)
 
     def select(self, overwrite: bool) -> None:
@@ -94,19 +121,23 @@ class BilingualDocument:
         cursor = 0
         for p in self.chosen:
             n = len(p.blocks)
-            p.write(translated[cursor: cursor + n], self._trust(cursor, n))
+            p.write(translated[cursor: cursor + n], self._review(cursor, n))
             cursor += n
         self._finish(Path(path), self.target_language)
 
-    def _trust(self, start: int, count: int) -> Trust | None:
-        if not self.block_trust:
-            return None
-        estimates = [e for trust in self.block_trust[start: start + count] for e in (trust or [])]
-        if not estimates:
-            return None
-        worst = min(estimates, key=lambda e: e.qe)
-        return Trust(float(worst.qe), str(worst.trust))
-
+    def _review(self, start: int, count: int) -> Review:
+        """The review of blocks [start, start + count): the lowest trust of their sentences, whether the memory
+        gave them (translated, yet no sentence went to the model), the memory's fuzzy matches."""
+        trust, from_memory = None, False
+        if self.block_trust is not None:
+            estimates = [e for trust in self.block_trust[start: start + count] for e in (trust or [])]
+            from_memory = not estimates
+            if estimates:
+                worst = min(estimates, key=lambda e: e.qe)
+                trust = Trust(float(worst.qe), str(worst.trust))
+        found = [m for m in (self.memory_matches or [])[start: start + count] if m is not None]
+        matches = tuple(MemoryMatch(float(m.score), m.entry.source, m.entry.target) for m in found)
+        return Review(trust, from_memory, matches)
 
 def _primary(language: str | None) -> str:
     """A language tag's primary subtag, lower case ("de-DE" -> "de", "<de>" -> "de")."""

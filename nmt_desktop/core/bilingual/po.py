@@ -2,7 +2,8 @@
 (msgstr[n] for each of its nplurals forms), references, flags, comments and obsolete entries kept.
 
 An entry filled by the model gets the fuzzy flag (to be reviewed) and a translator comment with the trust
-estimate; the header's Language is set where empty (Plural-Forms too, for a language the table knows) and
+estimate (one a translation memory gave, an exact match, no fuzzy flag; the memory's fuzzy matches are
+translator comments too); the header's Language is set where empty (Plural-Forms too, for a language the table knows) and
 PO-Revision-Date is now. Each line of a msgid is a block of its own, so its line breaks stay where they
 were; software placeholders (%d, %(name)s, {0}) come back unchanged (inline_segments.text_pieces).
 """
@@ -16,13 +17,15 @@ from typing import Sequence
 
 import polib
 
-from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Trust
+from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Review
 from nmt_desktop.core.bilingual.inline_segments import settled, text_pieces
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
 
 NAME = "PO"
-TRUST_PREFIX = "machine translation (nmt-desktop)"  # how Trust.note starts
+# how the translator comments this module writes start (Trust.note, MemoryMatch.note, Review.MEMORY_NOTE): an
+# earlier run's are replaced
+OUR_NOTES = ("machine translation (nmt-desktop)", "translation memory")
 # Plural-Forms written where a file has none (gettext's own table for these languages)
 PLURAL_FORMS = {
     "de": "nplurals=2; plural=(n != 1);", "en": "nplurals=2; plural=(n != 1);", "nl": "nplurals=2; plural=(n != 1);",
@@ -113,7 +116,7 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
     blocks = [Block([Run(piece, None, verbatim) for piece, verbatim in text_pieces(parts[i])], f"msgid {where}")
               for parts, wanted in cut for i in wanted]
 
-    def write(translated: Sequence[TranslatedBlock], trust: Trust | None) -> None:
+    def write(translated: Sequence[TranslatedBlock], review: Review) -> None:
         out, cursor = [], 0
         for parts, wanted in cut:
             parts = list(parts)
@@ -128,11 +131,14 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
         else:
             entry.msgstr = out[0]
         written.append(entry)
-        if "fuzzy" not in entry.flags:
+        if not review.from_memory and "fuzzy" not in entry.flags:
             entry.flags.append("fuzzy")
-        if trust is not None:
-            kept = [line for line in (entry.tcomment or "").split("\n") if line and not line.startswith(TRUST_PREFIX)]
-            entry.tcomment = "\n".join(kept + [trust.note])
+        if review.from_memory and "fuzzy" in entry.flags:  # an exact memory match: someone's confirmed translation
+            entry.flags.remove("fuzzy")
+        notes = ([Review.MEMORY_NOTE] if review.from_memory else []) + ([review.trust.note] if review.trust else []) \
+            + [m.note for m in review.matches]
+        kept = [line for line in (entry.tcomment or "").split("\n") if line and not line.startswith(OUR_NOTES)]
+        entry.tcomment = "\n".join(kept + notes)
 
     filled = all(u.target.strip() for u in units)  # a fuzzy entry's msgstr is someone's work: kept too
     return Pending(units[0], blocks if entry.msgid.strip() else [], write, filled=filled, others=units[1:])

@@ -2,7 +2,10 @@
 inline tags g, x, bx/ex, ph, bpt/ept, it and mrk (inline_segments.py), read and written with lxml.
 
 A target filled by the model gets state="needs-review-translation" and state-qualifier="leveraged-mt"; the
-trust estimate goes into an alt-trans (origin "nmt-desktop", match-quality the estimated chrF) beside it.
+trust estimate goes into an alt-trans (origin "nmt-desktop", match-quality the estimated chrF) beside it. One
+a translation memory gave (translate-file --tm, an exact match) gets state="translated" and
+state-qualifier="exact-match"; the memory's fuzzy matches are alt-trans too (origin "nmt-desktop translation
+memory", match-quality their score).
 file/@target-language is set to the model's language where the file names none.
 """
 
@@ -14,7 +17,7 @@ from typing import Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Trust
+from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Review
 from nmt_desktop.core.bilingual.inline_segments import local, read_segment, write_segment
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.bilingual.xml_file import child, parse_file, translatable, where, write_file
@@ -23,6 +26,7 @@ from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBl
 NAME = "XLIFF 1.2"
 CONFIRMED_STATES = ("final", "signed-off")
 ORIGIN = "nmt-desktop"
+MEMORY_ORIGIN = "nmt-desktop translation memory"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
 
@@ -99,16 +103,15 @@ def _unit(path: Path, tu: etree._Element, mid: str, src: etree._Element, tgt: et
                          source.tags, target.tags if target else [], translatable(tu))
     blocks = [Block(source.runs, f"trans-unit {unit_id}")] if source.text.strip() else []
 
-    def write(translated: Sequence[TranslatedBlock], trust: Trust | None) -> None:
+    def write(translated: Sequence[TranslatedBlock], review: Review) -> None:
         element = _target_of(tu, mid)
         write_segment(source, translated[0], element)
         whole = child(tu, "target")
-        whole.set("state", "needs-review-translation")
-        whole.set("state-qualifier", "leveraged-mt")
+        whole.set("state", "translated" if review.from_memory else "needs-review-translation")
+        whole.set("state-qualifier", "exact-match" if review.from_memory else "leveraged-mt")
         if tu.get("approved") == "yes":
             tu.set("approved", "no")
-        if trust is not None:
-            _alt_trans(tu, mid, element, trust)
+        _alt_trans(tu, mid, element, review)
 
     return unit, Pending(unit, blocks, write)
 
@@ -144,20 +147,30 @@ def _target_of(tu: etree._Element, mid: str) -> etree._Element:
     return marks[mid]
 
 
-def _alt_trans(tu: etree._Element, mid: str, written: etree._Element, trust: Trust) -> None:
-    """An alt-trans after the target holding the machine translation and its trust (match-quality)."""
+def _alt_trans(tu: etree._Element, mid: str, written: etree._Element, review: Review) -> None:
+    """After the target: an alt-trans with the machine translation and its trust (match-quality), and one per
+    translation memory match (its score, source and target); those of an earlier run replaced."""
     ns = etree.QName(tu).namespace
     q = (lambda name: f"{{{ns}}}{name}") if ns else (lambda name: name)
-    for old in [a for a in tu if local(a) == "alt-trans" and a.get("origin") == ORIGIN and (a.get("mid") or "") == mid]:
+    for old in [a for a in tu if local(a) == "alt-trans" and a.get("origin") in (ORIGIN, MEMORY_ORIGIN)
+                and (a.get("mid") or "") == mid]:
         tu.remove(old)
-    alt = tu.makeelement(q("alt-trans"), {"match-quality": f"{trust.qe:.0f}", "origin": ORIGIN})
-    if mid:
-        alt.set("mid", mid)
-    target = etree.SubElement(alt, q("target"))
-    target.text = written.text
-    target.extend(copy.deepcopy(c) for c in written)
-    note = etree.SubElement(alt, q("note"))
-    note.text = trust.note
+    alternatives = []
+    if review.trust is not None:
+        alt = tu.makeelement(q("alt-trans"), {"match-quality": f"{review.trust.qe:.0f}", "origin": ORIGIN})
+        target = etree.SubElement(alt, q("target"))
+        target.text = written.text
+        target.extend(copy.deepcopy(c) for c in written)
+        etree.SubElement(alt, q("note")).text = review.trust.note
+        alternatives.append(alt)
+    for match in review.matches:
+        alt = tu.makeelement(q("alt-trans"), {"match-quality": f"{match.score:.0f}", "origin": MEMORY_ORIGIN})
+        etree.SubElement(alt, q("source")).text = match.source
+        etree.SubElement(alt, q("target")).text = match.target
+        alternatives.append(alt)
     whole = child(tu, "target")
-    whole.addnext(alt)
-    alt.tail = whole.tail
+    for alt in reversed(alternatives):
+        if mid:
+            alt.set("mid", mid)
+        whole.addnext(alt)
+        alt.tail = whole.tail

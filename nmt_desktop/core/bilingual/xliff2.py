@@ -3,8 +3,9 @@ mrk, sm/em and cp (inline_segments.py) with originalData's native code, read and
 
 A target filled by the model gets its segment's state="initial" (to be reviewed); the trust estimate goes
 into the Translation Candidates module: an mtc:match (type "mt", origin "nmt-desktop", matchQuality the
-estimated chrF) for the segment, first in its unit. The root's trgLang is set to the model's language where
-the file names none.
+estimated chrF) for the segment, first in its unit. A segment a translation memory gave (translate-file --tm,
+an exact match) gets state="translated"; the memory's fuzzy matches are mtc:match elements of type "tm"
+(similarity their score). The root's trgLang is set to the model's language where the file names none.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Trust
+from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Review
 from nmt_desktop.core.bilingual.inline_segments import local, read_segment, write_segment
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.bilingual.xml_file import child, parse_file, translatable, where, write_file
@@ -25,6 +26,7 @@ NAME = "XLIFF 2"
 CONFIRMED_STATES = ("final", "reviewed")
 MTC = "urn:oasis:names:tc:xliff:matches:2.0"
 ORIGIN = "nmt-desktop"
+MEMORY_ORIGIN = "nmt-desktop translation memory"
 
 
 def classify(element: etree._Element) -> tuple[str, str]:
@@ -99,7 +101,7 @@ def _segment(unit: etree._Element, segment: etree._Element, n: int, several: boo
                          state, context, source.tags, target.tags if target else [], translatable(unit))
     blocks = [Block(source.runs, f"unit {unit_id}")] if source.text.strip() else []
 
-    def write(translated: Sequence[TranslatedBlock], trust: Trust | None) -> None:
+    def write(translated: Sequence[TranslatedBlock], review: Review) -> None:
         element = child(segment, "target")
         if element is None:
             src = child(segment, "source")
@@ -107,16 +109,19 @@ def _segment(unit: etree._Element, segment: etree._Element, n: int, several: boo
             src.addnext(element)
             element.tail = src.tail
         write_segment(source, translated[0], element)
-        segment.set("state", "initial")
+        segment.set("state", "translated" if review.from_memory else "initial")
         segment.attrib.pop("subState", None)
-        if trust is not None:
-            _match(unit, segment, n, element, trust)
+        _matches(unit, segment, n, element, review)
 
     return info, Pending(info, blocks, write)
 
 
-def _match(unit: etree._Element, segment: etree._Element, n: int, written: etree._Element, trust: Trust) -> None:
-    """The machine translation and its trust as an mtc:match for the segment, first in its unit."""
+def _matches(unit: etree._Element, segment: etree._Element, n: int, written: etree._Element, review: Review) -> None:
+    """The machine translation and its trust (type "mt", matchQuality), and the translation memory's matches
+    (type "tm", similarity their score), as mtc:match elements for the segment, first in its unit; those of an
+    earlier run replaced."""
+    if review.trust is None and not review.matches:
+        return
     if not segment.get("id"):
         taken = {e.get("id") for e in unit.iter() if isinstance(e.tag, str)}
         name = next(f"nmt-s{k}" for k in range(n + 1, n + 10_000) if f"nmt-s{k}" not in taken)
@@ -127,12 +132,18 @@ def _match(unit: etree._Element, segment: etree._Element, n: int, written: etree
         matches = unit.makeelement(f"{{{MTC}}}matches", {}, nsmap={"mtc": MTC})
         unit.insert(0, matches)
         matches.tail = unit.text
-    for old in [m for m in matches if m.get("origin") == ORIGIN and m.get("ref") == ref]:
+    for old in [m for m in matches if m.get("origin") in (ORIGIN, MEMORY_ORIGIN) and m.get("ref") == ref]:
         matches.remove(old)
     ns = etree.QName(unit).namespace
-    match = etree.SubElement(matches, f"{{{MTC}}}match", {"ref": ref, "type": "mt", "origin": ORIGIN,
-                                                          "matchQuality": f"{trust.qe:.0f}", "similarity": "100"})
-    for name, content in (("source", child(segment, "source")), ("target", written)):
-        element = etree.SubElement(match, f"{{{ns}}}{name}")
-        element.text = content.text
-        element.extend(copy.deepcopy(c) for c in content)
+    if review.trust is not None:
+        match = etree.SubElement(matches, f"{{{MTC}}}match", {"ref": ref, "type": "mt", "origin": ORIGIN,
+                                                              "matchQuality": f"{review.trust.qe:.0f}", "similarity": "100"})
+        for name, content in (("source", child(segment, "source")), ("target", written)):
+            element = etree.SubElement(match, f"{{{ns}}}{name}")
+            element.text = content.text
+            element.extend(copy.deepcopy(c) for c in content)
+    for found in review.matches:
+        match = etree.SubElement(matches, f"{{{MTC}}}match", {"ref": ref, "type": "tm", "origin": MEMORY_ORIGIN,
+                                                              "similarity": f"{found.score:.0f}"})
+        etree.SubElement(match, f"{{{ns}}}source").text = found.source
+        etree.SubElement(match, f"{{{ns}}}target").text = found.target

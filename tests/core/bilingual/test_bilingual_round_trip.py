@@ -13,6 +13,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import polib
 import pytest
@@ -186,3 +187,45 @@ def test_the_real_files_are_the_listed_ones():
     listed = {line.split("\t")[0] for line in (REAL / "SOURCES.tsv").read_text(encoding="utf-8").splitlines()[1:]}
     present = {p.relative_to(REAL).as_posix() for p in REAL.rglob("*") if p.is_file() and p.name != "SOURCES.tsv"}
     assert listed == present
+
+
+def _reviewed(source: Path, out: Path):
+    """The file saved as translate-file --tm leaves it: the first block from the memory (no sentence went to
+    the model), the others the model's with a trust estimate, the last with a fuzzy memory match."""
+    document = open_document(source)
+    n = len(document.blocks)
+    document.block_trust = [[]] + [[SimpleNamespace(qe=61.4, trust="medium")]] * (n - 1)
+    document.memory_matches = [None] * (n - 1) + [SimpleNamespace(score=87.0, entry=SimpleNamespace(
+        source="The second sentence.", target="Der zweite Satz & mehr"))]
+    document.save(out, fake_translate_all(document.blocks))
+    return document
+
+
+def test_xliff12_memory_reuse_and_matches_for_the_reviewer(tmp_path):
+    _reviewed(write_xliff12(tmp_path), tmp_path / "out.xlf")
+    assert xliff_schemas.errors(xliff_schemas.xliff12(), tmp_path / "out.xlf") == []
+    text = (tmp_path / "out.xlf").read_text(encoding="utf-8")
+    assert text.count('state="translated" state-qualifier="exact-match"') == 1  # trans-unit 1, from the memory
+    assert text.count('match-quality="61" origin="nmt-desktop"') == 3  # 4/a, 4/b, 6: the model's, with its trust
+    assert ('<alt-trans match-quality="87" origin="nmt-desktop translation memory"><source>The second sentence.'
+            '</source><target>Der zweite Satz &amp; mehr</target></alt-trans>') in text
+
+
+def test_xliff20_memory_reuse_and_matches_for_the_reviewer(tmp_path):
+    _reviewed(write_xliff20(tmp_path), tmp_path / "out.xlf")
+    assert xliff_schemas.errors(xliff_schemas.xliff20(), tmp_path / "out.xlf") == []
+    text = (tmp_path / "out.xlf").read_text(encoding="utf-8")
+    assert '<segment id="s1" state="translated">' in text
+    assert text.count('type="mt" origin="nmt-desktop" matchQuality="61"') == 3
+    assert 'type="tm" origin="nmt-desktop translation memory" similarity="87"><source>The second sentence.' in text
+
+
+def test_po_memory_reuse_and_matches_for_the_reviewer(tmp_path):
+    _reviewed(write_po(tmp_path), tmp_path / "out.po")
+    entries = {e.msgid: e for e in polib.pofile(str(tmp_path / "out.po"))}
+    reused = entries["Found %d files in %s"]
+    assert not reused.fuzzy and reused.tcomment == "translation memory (nmt-desktop): 100% match"
+    plural = entries["One file"]
+    assert plural.fuzzy and plural.tcomment == "machine translation (nmt-desktop), trust medium, estimated chrF 61"
+    last = entries["The first line\nThe second line {name}\n"]
+    assert last.tcomment.splitlines()[-1] == "translation memory match 87%: Der zweite Satz & mehr"
