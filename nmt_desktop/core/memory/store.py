@@ -203,8 +203,8 @@ class TranslationMemory:
 
     def search(self, text: str, pair: Pair, limit: int = 5, min_score: float = 50.0) -> list[Match]:
         """The best `limit` matches of `text` scoring at least `min_score`: exact ones first (newest first),
-        then fuzzy ones by score, each with what differs. Candidates come from the pair's word index (the
-        text's rarest words), so the time does not grow with the memory's size the way a scan's does."""
+        then fuzzy ones by score, each with what differs. Only the candidates of the pair's index are scored
+        (`_candidates`: MAX_CANDIDATES at most), never every row as a scan does."""
         matches = self.exact(text, pair)
         seen = {m.entry.id for m in matches}
         fuzzy: list[Match] = []
