@@ -65,14 +65,14 @@ def open_document(path: str | Path) -> BilingualDocument:
     files = [f for f in root if local(f) == "file"]
     if not files:
         raise DocumentError(f"{path.name}: an XLIFF 1.2 file needs at least one <file> element")
-    units, pending = [], []
+    units, pending, machine_filled = [], [], set()
     for file in files:
         for tu in (e for e in file.iter() if local(e) == "trans-unit"):
             if child(tu, "source") is None:
                 raise DocumentError(f"{where(tu, path)}: trans-unit \"{tu.get('id', '')}\" has no <source>")
             segments = _segments(tu)
             for mid, src, tgt in segments:
-                unit, p = _unit(path, tu, mid, src, tgt, len(segments) > 1)
+                unit, p = _unit(path, tu, mid, src, tgt, len(segments) > 1, machine_filled)
                 units.append(unit)
                 pending.append(p)
     first = files[0]
@@ -89,7 +89,9 @@ def open_document(path: str | Path) -> BilingualDocument:
 
 
 def _unit(path: Path, tu: etree._Element, mid: str, src: etree._Element, tgt: etree._Element | None,
-          several: bool) -> tuple[BilingualUnit, Pending]:
+          several: bool, machine_filled: set) -> tuple[BilingualUnit, Pending]:
+    """A segment's unit and its writer; `machine_filled` (shared by the file's writers) holds the trans-units
+    a segment of which the model filled."""
     source = read_segment(src, classify)
     target = read_segment(tgt, classify) if tgt is not None else None
     whole_target = child(tu, "target")
@@ -107,8 +109,14 @@ def _unit(path: Path, tu: etree._Element, mid: str, src: etree._Element, tgt: et
         element = _target_of(tu, mid)
         write_segment(source, translated[0], element)
         whole = child(tu, "target")
-        whole.set("state", "translated" if review.from_memory else "needs-review-translation")
-        whole.set("state-qualifier", "exact-match" if review.from_memory else "leveraged-mt")
+        if not review.from_memory:
+            machine_filled.add(tu)
+        if tu not in machine_filled:  # one target for all its segments: one the model filled makes it for review
+            whole.set("state", "translated")
+            whole.set("state-qualifier", "exact-match")
+        else:
+            whole.set("state", "needs-review-translation")
+            whole.set("state-qualifier", "leveraged-mt")
         if tu.get("approved") == "yes":
             tu.set("approved", "no")
         _alt_trans(tu, mid, element, review)

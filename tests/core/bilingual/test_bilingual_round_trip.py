@@ -206,6 +206,12 @@ def test_xliff12_memory_reuse_and_matches_for_the_reviewer(tmp_path):
     assert xliff_schemas.errors(xliff_schemas.xliff12(), tmp_path / "out.xlf") == []
     text = (tmp_path / "out.xlf").read_text(encoding="utf-8")
     assert text.count('state="translated" state-qualifier="exact-match"') == 1  # trans-unit 1, from the memory
+    document = open_document(tmp_path / "sample.xlf")  # 4/a the model's, 4/b from the memory: trans-unit 4 for review
+    model = [SimpleNamespace(qe=50.0, trust="medium")]
+    document.block_trust = [model, model, [], model]
+    document.save(tmp_path / "mixed.xlf", fake_translate_all(document.blocks))
+    units = {u.id: u for u in read_bilingual(tmp_path / "mixed.xlf").units}
+    assert units["4/a"].state == units["4/b"].state == "needs-review-translation"
     assert text.count('match-quality="61" origin="nmt-desktop"') == 3  # 4/a, 4/b, 6: the model's, with its trust
     assert ('<alt-trans match-quality="87" origin="nmt-desktop translation memory"><source>The second sentence.'
             '</source><target>Der zweite Satz &amp; mehr</target></alt-trans>') in text
