@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
 
 
+def _segments(n: int) -> str:
+    return f"{n} segment{'s' if n != 1 else ''}"
+
+
 def _bar(unit: str, total: int | None = None):
     if not sys.stderr.isatty():
         return None
@@ -86,9 +90,9 @@ def _import(memory, args: argparse.Namespace) -> int:
             bar.close()
     seconds = time.perf_counter() - started
     for item in done:
-        print(f"{item.path}: {item.added} segments added, {item.merged} already in the memory (merged)", file=sys.stderr)
+        print(f"{item.path}: {_segments(item.added)} added, {item.merged} already in the memory (merged)", file=sys.stderr)
     total = sum(d.added + d.merged for d in done)
-    print(f"{memory.path}: {total} segments in {seconds:.1f} s; the memory holds {memory.count()}", file=sys.stderr)
+    print(f"{memory.path}: {_segments(total)} in {seconds:.1f} s; the memory holds {memory.count()}", file=sys.stderr)
     return 0
 
 
@@ -141,17 +145,13 @@ def _match_json(match) -> dict:
 
 
 def _export(memory, args: argparse.Namespace) -> int:
-    from nmt_desktop.core.memory import Pair
     from nmt_desktop.core.memory.tmx_file import write_tmx
 
     out = Path(fix_arg(args.output))
     if not out.parent.is_dir():
         raise CLIError(f"cannot write {out}: folder {out.parent} does not exist")
-    pair = Pair.of(args.source or "", args.target or "") if args.source or args.target else None
-    if pair is not None and not (args.source and args.target):
-        pair = _pair(memory, args, "export")
-    sources = {p.source for p in (memory.pairs_for(pair) and [p for p, _ in memory.pairs_for(pair)]
-                                  if pair else memory.pairs())}
+    pair = _pair(memory, args, "export") if args.source or args.target else None  # None: every pair
+    sources = {p.source for p in ([p for p, _ in memory.pairs_for(pair)] if pair else memory.pairs())}
     bar = _bar("segment", memory.count(pair))
     try:
         written = write_tmx(out, memory.entries(pair), sources.pop() if len(sources) == 1 else "*all*",
@@ -159,7 +159,7 @@ def _export(memory, args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    print(f"{out}: {written} segments written (TMX 1.4)", file=sys.stderr)
+    print(f"{out}: {_segments(written)} written (TMX 1.4)", file=sys.stderr)
     return 0
 
 

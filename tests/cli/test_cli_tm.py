@@ -134,3 +134,14 @@ def test_kill_9_during_a_100k_import_keeps_every_committed_entry(tmp_path):
     with TranslationMemory(tm, create=False) as memory:
         assert memory.count(Pair("en", "de")) == len(distinct)
         assert memory.search(pairs[-1][0], Pair("en", "de"))[0].exact
+
+
+def test_export_of_one_pair(tmp_path):
+    tm = str(tmp_path / "tm.sqlite")
+    assert run_cli("tm", "import", str(DATA / "ImportTest2C.tmx"), "--tm", tm).returncode == 0
+    out = tmp_path / "fr.tmx"
+    proc = run_cli("tm", "export", "-o", str(out), "--tm", tm, "--target", "fr")
+    assert proc.returncode == 0 and "1 segment written" in proc.stderr, proc.stderr
+    root = etree.parse(str(out)).getroot()
+    assert root.find("header").get("srclang") == "en-us"
+    assert [tuv.get("{http://www.w3.org/XML/1998/namespace}lang") for tuv in root.iter("tuv")] == ["en-us", "fr"]
