@@ -90,6 +90,22 @@ def test_a_real_translated_po_keeps_every_translation(tmp_path):
     assert after.metadata["Language"] == "de" and after.metadata["PO-Revision-Date"] != before.metadata["PO-Revision-Date"]
 
 
+def test_a_real_segmented_xliff_retranslated_with_the_model(tmp_path):
+    """Okapi's segsource.xlf (Apache-2.0; English to German, its targets copies of the source): --overwrite fills
+    both seg-source segments with German, each in its own mrk, and the schema finds nothing new to say."""
+    source = REAL / "okapi-segsource.xlf"
+    done = run_cli("translate-file", str(source), "-m", "en-de", "--overwrite", "-o", str(tmp_path / "out.xlf"))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.xlf"
+    schema = xliff_schemas.xliff12()
+    assert set(xliff_schemas.errors(schema, out)) <= set(xliff_schemas.errors(schema, source))
+    units = read_bilingual(out).units
+    assert [u.id for u in units] == ["tu1/0", "tu1/1"]
+    assert all(u.target.strip() and "This is sentence" not in u.target and u.state == "needs-review-translation"
+               for u in units), [u.target for u in units]
+    assert out.read_text(encoding="utf-8").count('origin="nmt-desktop" mid=') == 2
+
+
 def test_bad_bilingual_input_is_one_line_and_writes_nothing(tmp_path):
     broken = tmp_path / "broken.xlf"
     broken.write_text("<xliff version='1.2'><file>", encoding="utf-8")
