@@ -43,8 +43,32 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--plain", action="store_true",
                    help="do not carry formatting inside sentences (faster: no alignment; each paragraph's "
                         "translation goes into its first run)")
+    m = p.add_argument_group("translation memory")
+    m.add_argument("--tm", metavar="PATH",
+                   help="a translation memory (nmt-desktop tm): a paragraph, cell or segment it holds exactly (for the "
+                        "model's language pair) is taken from it as it stands, not translated; fuzzy matches of the "
+                        "others are listed for the reviewer (and written into bilingual files where they have a place)")
+    m.add_argument("--tm-min", type=float, default=75.0, metavar="SCORE",
+                   help="the lowest fuzzy match score (0-100) shown (default 75)")
     add_running_options(p, "sentences translated")
     return p
+
+
+def _open_memory(args: argparse.Namespace, translator, language: str | None):  # -> DocumentMemory | None
+    """--tm: the memory for the model's language pair; CLIError in one sentence when it cannot be used."""
+    if not args.tm:
+        return None
+    from nmt_desktop.core.memory import Pair, TranslationMemory, TranslationMemoryError
+    from nmt_desktop.core.memory.document_matches import DocumentMemory
+
+    source = (translator.config.src_lang or "").strip("<>")
+    if not source or not language:
+        raise CLIError("--tm needs the model's languages to find its memory entries, and the model names none")
+    try:
+        memory = TranslationMemory(Path(fix_arg(args.tm)), create=False)
+    except TranslationMemoryError as exc:
+        raise CLIError(str(exc)) from None
+    return DocumentMemory(memory, Pair.of(source, language), args.tm_min)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(fix_arg(args.output)) if args.output else output_path(source, language)
     if not out.parent.is_dir():
         raise CLIError(f"cannot write {out}: folder {out.parent} does not exist")
+    memory = _open_memory(args, translator, language)
+    if memory is not None:
+        options.reuse = memory.reuse
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -91,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         result = translate_document(translator, document, cfg, options, progress)
+        if memory is not None:
+            memory.find_fuzzy(document.blocks, set(result.reused))
+            if hasattr(document, "memory_matches"):  # a bilingual file writes them for its reviewer (core/bilingual/)
+                document.memory_matches = memory.block_matches(len(document.blocks))
         save_translation(result, out)
     except DocumentError as exc:
         raise CLIError(str(exc)) from None
@@ -103,6 +134,9 @@ def run(args: argparse.Namespace) -> int:
     if hasattr(document, "kept"):  # bilingual files: targets already there stay as they were
         marked = "; machine translations marked for review" if document.blocks else ""
         print(f"  {document.kept} segments with a target kept as they were{marked}", file=sys.stderr)
+    if memory is not None:  # what the translation memory gave (core/memory/document_matches.py)
+        print("\n".join(f"  {line}" for line in memory.summary(len(result.reused))), file=sys.stderr)
+        memory.memory.close()
     if result.cut_line():  # a sentence too long for the model, translated in pieces (issue 42)
         print(f"  {result.cut_line()}", file=sys.stderr)
     return 0
