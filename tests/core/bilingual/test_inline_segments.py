@@ -50,3 +50,51 @@ def test_printf_arguments_without_positions_keep_the_source_order():
     runs = [TranslatedRun(i, r.text) for i, r in enumerate(segment.runs)]
     moved = [runs[2], runs[1], runs[0], *runs[3:]]  # "%d has %s": printf would read the wrong arguments
     assert "".join(r.text for r in settled(segment.runs, moved)) == "%s has %d files, %1$s too"
+
+
+def _content(draw, depth: int = 0) -> str:
+    """Random XLIFF 1.2 inline content: words, g pairs (nested), bpt/ept pairs, x and ph placeholders."""
+    from hypothesis import strategies as st
+
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["word", "word", "g", "bpt", "x", "ph"] if depth < 3 else ["word", "x"]))
+        n = len(parts) + 10 * depth
+        if kind == "word":
+            parts.append(draw(st.sampled_from(["red ", "car ", "%d ", "the big ", "{0} "])))
+        elif kind == "g":
+            parts.append(f'<g id="g{depth}{n}">{_content(draw, depth + 1)}</g>')
+        elif kind == "bpt":
+            parts.append(f'<bpt id="b{depth}{n}">&lt;b&gt;</bpt>{_content(draw, depth + 1)}<ept id="b{depth}{n}">&lt;/b&gt;</ept>')
+        else:
+            parts.append(f'<{kind} id="{kind}{depth}{n}"/>' if kind == "x" else f'<ph id="p{depth}{n}">&lt;br/&gt;</ph>')
+    return "".join(parts)
+
+
+def test_any_order_of_the_runs_gives_every_tag_back_once_paired_and_nested():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.data())
+    def check(data):
+        xml = _content(data.draw)
+        segment = _segment(xml)
+        order = data.draw(st.permutations(range(len(segment.runs))))
+        # the transfer gives a verbatim run (a placeholder, a tag's label) its own text, the others new words
+        runs = [TranslatedRun(i, segment.runs[i].text if segment.runs[i].verbatim else segment.runs[i].text.upper())
+                for i in order]
+        out = etree.fromstring(_written(segment, runs).replace("<target>", f'<target xmlns="{NS}">'))
+        again = read_segment(out, xliff1.classify)
+        assert sorted((t.kind, t.id, t.name) for t in again.tags) == sorted((t.kind, t.id, t.name) for t in segment.tags)
+        stack = []
+        for tag in again.tags:  # every open closed after it by the same id, in nesting order
+            if tag.kind == "open":
+                stack.append(tag.id)
+            elif tag.kind == "close":
+                assert stack and stack.pop() == tag.id, (xml, again.tags)
+        assert not stack
+        written = "".join(r.text for r in runs if segment.slots[r.index].marker is None)
+        assert sorted(again.text) == sorted(written)  # every run's text once; the tags' labels never
+
+    check()
