@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                     "every paragraph, table cell, header, footer, footnote, text box, slide note, alt text, "
                     "title and subtitle cue is translated; a bold word or a link inside a sentence lands on the "
                     "words of the translation aligned to it. URLs, e-mail addresses, numbers with units, emoji "
-                    "and inline code are kept as they are.")
+                    "and inline code are kept as they are. A bilingual file (XLIFF 1.2 or 2.x, PO/POT) gets its empty "
+                    "targets filled, marked for review with the model's trust estimate; confirmed ones are kept.")
     p.add_argument("input", metavar="IN", help="the document to translate")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write the translation (default: beside IN, named IN.<target language>.<suffix>)")
