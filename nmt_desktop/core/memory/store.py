@@ -27,7 +27,7 @@ from nmt_desktop.core.memory.index_words import fts_query, index_terms, index_wo
 from nmt_desktop.core.memory.schema import connect, create_words_table, words_table
 
 CHUNK = 2000  # entries per committed transaction while adding: what a kill -9 can lose at most
-MAX_CANDIDATES = 5000  # rows the word index hands to the scorer per lookup, at most
+MAX_CANDIDATES = 3000  # rows the word index hands to the scorer per lookup, at most
 RECALL_SCORE = 80.0  # the index finds every match scoring this or more (store._candidates); lower ones as it can
 _COLUMNS = "id, source, target, source_tags, target_tags, origin, context, document, created, changed"
 
@@ -219,25 +219,25 @@ class TranslationMemory:
         return (matches + fuzzy)[:limit]
 
     def _candidates(self, text: str, pair_id: int, min_score: float) -> list[tuple[int, str]]:
-        """(id, source) of the candidates for a fuzzy lookup, by the prefix filter of set-similarity search: a source that
-        differs from the text in at most `e` words lacks at most 3e of the text's terms (a word and the two word
-        pairs around it), so it holds at least one of the text's 3e + 1 rarest terms. e is the words a score of
-        max(min_score, RECALL_SCORE) leaves free to differ; the rows holding those terms (FTS5, no ranking)
-        are the candidates, at most MAX_CANDIDATES of them (then those bm25 ranks first)."""
+        """(id, source) of the candidates for a fuzzy lookup, by the prefix filter of set-similarity search: a
+        source that differs from the text in at most `e` words lacks at most 3e of the text's terms (a word and
+        the two word pairs around it), so it holds at least one of the text's 3e + 1 rarest terms. e is the words
+        a score of max(min_score, RECALL_SCORE) leaves free to differ. The rows holding those terms are read
+        rarest term first, until MAX_CANDIDATES: a short text of common words ("Is Tom ill?") does not make a
+        lookup read the hundred thousand rows holding "is"."""
         table = words_table(pair_id)
         frequency = {}
-        terms = set(index_terms(text))
-        for term in terms:
+        for term in set(index_terms(text)):
             row = self.db.execute(f"SELECT doc FROM {table}_vocabulary WHERE term = ?", (term,)).fetchone()
             if row:
                 frequency[term] = row[0]
-        if not frequency:
-            return []
-        words = max(1, len(index_words(text)))
-        free = math.ceil(words * (1 - max(min_score, RECALL_SCORE) / 100))
-        prefix = sorted(frequency, key=lambda t: (frequency[t], t))[: 3 * free + 1]
-        order = " ORDER BY rank" if sum(frequency[t] for t in prefix) > MAX_CANDIDATES else ""
-        ids = [r[0] for r in self.db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?{order} LIMIT ?",
-                                             (fts_query(prefix), MAX_CANDIDATES))]
+        free = math.ceil(max(1, len(index_words(text))) * (1 - max(min_score, RECALL_SCORE) / 100))
+        ids: dict[int, None] = {}
+        for term in sorted(frequency, key=lambda t: (frequency[t], t))[: 3 * free + 1]:
+            for (rowid,) in self.db.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?",
+                                            (fts_query([term]), MAX_CANDIDATES - len(ids))):
+                ids[rowid] = None
+            if len(ids) >= MAX_CANDIDATES:
+                break
         marks = ",".join("?" * len(ids))
-        return self.db.execute(f"SELECT id, source FROM entries WHERE id IN ({marks})", ids).fetchall()
+        return self.db.execute(f"SELECT id, source FROM entries WHERE id IN ({marks})", list(ids)).fetchall()
