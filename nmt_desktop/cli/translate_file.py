@@ -55,20 +55,28 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     return p
 
 
-def _open_memory(args: argparse.Namespace, translator, language: str | None):  # -> DocumentMemory | None
-    """--tm: the memory for the model's language pair; CLIError in one sentence when it cannot be used."""
+def _open_memory(args: argparse.Namespace):  # -> TranslationMemory | None
+    """--tm's file, opened before the model loads (a wrong path is said at once); CLIError in one sentence."""
     if not args.tm:
         return None
-    from nmt_desktop.core.memory import Pair, TranslationMemory, TranslationMemoryError
+    from nmt_desktop.core.memory import TranslationMemory, TranslationMemoryError
+
+    try:
+        return TranslationMemory(Path(fix_arg(args.tm)), create=False)
+    except TranslationMemoryError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _document_memory(memory, args: argparse.Namespace, translator, language: str | None):  # -> DocumentMemory | None
+    """The memory as this document sees it: the model's language pair, --tm-min."""
+    if memory is None:
+        return None
+    from nmt_desktop.core.memory import Pair
     from nmt_desktop.core.memory.document_matches import DocumentMemory
 
     source = (translator.config.src_lang or "").strip("<>")
     if not source or not language:
         raise CLIError("--tm needs the model's languages to find its memory entries, and the model names none")
-    try:
-        memory = TranslationMemory(Path(fix_arg(args.tm)), create=False)
-    except TranslationMemoryError as exc:
-        raise CLIError(str(exc)) from None
     return DocumentMemory(memory, Pair.of(source, language), args.tm_min)
 
 
@@ -92,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--overwrite is for bilingual files (.xlf, .xliff, .po, .pot), whose segments may have targets")
     if args.overwrite:
         document.select(overwrite=True)
+    memory_file = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
     if hasattr(document, "language_conflict"):  # a bilingual file that asks for other languages than the model's
         conflict = document.language_conflict(translator.config.src_lang, translator.target_language or translator.config.tgt_lang)
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(fix_arg(args.output)) if args.output else output_path(source, language)
     if not out.parent.is_dir():
         raise CLIError(f"cannot write {out}: folder {out.parent} does not exist")
-    memory = _open_memory(args, translator, language)
+    memory = _document_memory(memory_file, args, translator, language)
     if memory is not None:
         options.reuse = memory.reuse
     bar = None
