@@ -42,9 +42,12 @@ class Match:
         return self.score >= 100
 
 
+SIMILARITY = Levenshtein.normalized_similarity  # 0-1: one minus the character edit distance over the longer length
+
+
 def score(text: str, source: str) -> float:
-    """Similarity 0-100 of two texts (character Levenshtein, normalised by the longer length)."""
-    return 100.0 * Levenshtein.normalized_similarity(text, source)
+    """Similarity 0-100 of two texts (SIMILARITY x 100): what a match's score is."""
+    return 100.0 * SIMILARITY(text, source)
 
 
 def differences(text: str, source: str) -> list[Difference]:

@@ -18,17 +18,16 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
 
 from nmt_desktop.core.memory.entries import (ORIGINS, Entry, Pair, TranslationMemoryError, tags_from_json,
                                              tags_json)
-from nmt_desktop.core.memory.fuzzy import Match, differences
+from nmt_desktop.core.memory.fuzzy import SIMILARITY, Match, differences
 from nmt_desktop.core.memory.index_words import fts_query, index_terms, index_words
 from nmt_desktop.core.memory.schema import connect, create_words_table, words_table
 
 CHUNK = 2000  # entries per committed transaction while adding: what a kill -9 can lose at most
 MAX_CANDIDATES = 3000  # rows the word index hands to the scorer per lookup, at most
-RECALL_SCORE = 80.0  # the index finds every match scoring this or more (store._candidates); lower ones as it can
+RECALL_SCORE = 80.0  # the candidates cover the word differences this score allows (store._candidates)
 _COLUMNS = "id, source, target, source_tags, target_tags, origin, context, document, created, changed"
 
 
@@ -210,7 +209,7 @@ class TranslationMemory:
         fuzzy: list[Match] = []
         for stored, pair_id in self.pairs_for(pair):
             candidates = [(i, source) for i, source in self._candidates(text, pair_id, min_score) if i not in seen]
-            best = process.extract(text, [source for _i, source in candidates], scorer=Levenshtein.normalized_similarity,
+            best = process.extract(text, [source for _i, source in candidates], scorer=SIMILARITY,
                                    limit=limit, score_cutoff=min_score / 100.0)
             for _source, similarity, k in best:
                 row = self.db.execute(f"SELECT {_COLUMNS} FROM entries WHERE id=?", (candidates[k][0],)).fetchone()
