@@ -16,8 +16,9 @@ the source, holds only its own text, never a neighbour's word, comma or space; a
 gets no words (a superscript digit, a note marker, a link the model left out) keeps its source text, so its
 element is never emptied and dropped; and two verbatim runs the translation puts side by side keep the
 separator the source had between them (`apt`, `yum`). The space between two formatted stretches goes
-where the source had it (" car" after <b>red</b> starts with it). A plain run of white space only (a cell's
-indentation before a <span>) takes no words: words there would split the element beside it in two.
+where the source had it (" car" after <b>red</b> starts with it). A run of white space only takes no words:
+plain (a cell's indentation before a <span>), words there would split the element beside it in two; formatted
+(a tracked insertion of a space, Word's run properties on every run), they would give its element text.
 """
 
 from __future__ import annotations
@@ -111,8 +112,10 @@ def cut(order: Sequence[int], runs: Sequence[RunInfo], labels: Sequence[int | No
         label = labels[j]
         if runs[r].verbatim and label != r:
             return -len(labels) - 1  # worse than any other placement: its text would be lost
-        if not runs[r].has_text and not runs[r].formatted:
-            return -1  # white space between elements: words there would split the element around it
+        if not runs[r].has_text:  # white space only, formatted or not: never a place for words
+            # plain, between elements: words there would split the element around it; formatted (Word writes
+            # rPr on every run), inside a w:ins or a link: words there give an element text it did not have
+            return -len(labels) - 1
         if label == r or (label is not None and not runs[label].formatted and not runs[r].formatted):
             return 2  # its own word, or plain text in a plain run (plain runs look alike)
         if label is None:
