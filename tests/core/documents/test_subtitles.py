@@ -11,7 +11,7 @@ import webvtt
 
 from nmt_desktop.core.documents.blocks import untranslated
 from nmt_desktop.core.documents.formats import open_document
-from nmt_desktop.core.documents.formats.srt import wrap
+from nmt_desktop.core.documents.formats.srt import look, wrap
 from tests.core.documents.fake_translation import MARK, fake_translate_all
 
 SRT = """1
@@ -75,8 +75,8 @@ def test_srt_blocks(tmp_path):
     assert [block.text for block in document.blocks] == [
         "Hello, my friend.", "This cue has two lines of text that together are too long for one line.",
         "Up here in yellow", "A single italic cue"]
-    assert [run.style for run in document.blocks[0].runs] == [None, (("i", "<i>"),), None]
-    assert document.blocks[2].runs[0].style == (("font", '<font color="#ffff00">'),)
+    assert [look(run.style) for run in document.blocks[0].runs] == [(), (("i", "<i>"),), ()]
+    assert look(document.blocks[2].runs[0].style) == (("font", '<font color="#ffff00">'),)
     assert document.blocks[0].where == "cue 1 (00:00:01,000)"
 
 
@@ -110,8 +110,8 @@ def test_vtt_blocks(tmp_path):
     assert [block.text for block in document.blocks] == [
         "Hello there & welcome to a long sentence on two lines",
         "Bye for now", "Short"]
-    assert document.blocks[0].runs[1].style == (("v", "<v Roger>"), ("i", "<i>"))
-    assert document.blocks[1].runs[0].style == (("c", "<c.yellow>"),)
+    assert look(document.blocks[0].runs[1].style) == (("v", "<v Roger>"), ("i", "<i>"))
+    assert look(document.blocks[1].runs[0].style) == (("c", "<c.yellow>"),)
 
 
 def test_vtt_fake_translation_round_trip(tmp_path):
@@ -187,7 +187,7 @@ def test_speaker_dashes_are_kept_a_turn_per_line(tmp_path):
         "Where are you going?", "Home.", "Did you see it at the station?", "No.", "It is late.", "Not that late.",
         "Who is there?", "Only me."]
     assert document.blocks[1].where == "cue 1 (00:00:01,000), speaker 2"
-    assert document.blocks[2].runs[0].style == document.blocks[3].runs[0].style == (("i", "<i>"),)
+    assert look(document.blocks[2].runs[0].style) == look(document.blocks[3].runs[0].style) == (("i", "<i>"),)
     out = tmp_path / "out.srt"
     document.save(out, fake_translate_all(document.blocks))
     after = [sub.content.split("\n") for sub in srt.parse(out.read_text(encoding="utf-8"))]
@@ -282,3 +282,30 @@ def test_dashes_that_frame_a_line_are_no_speakers_and_no_line_starts_with_one(tm
     assert [visible(line)[:2] for line in second] == ["- ", "- "], second
     assert wrap("Ein Satz, der lang genug ist, um umbrochen zu werden - und dann -- noch mehr") == [
         "Ein Satz, der lang genug ist, um umbrochen", "zu werden - und dann -- noch mehr"]
+
+
+KARAOKE = """WEBVTT
+
+00:05:04.080 --> 00:05:05.069 align:start position:0%
+this<00:05:04.199><c> will</c><c.colorE5E5E5><00:05:04.379><c> happen</c></c><c.colorCCCCCC><00:05:04.620><c> is</c></c>
+"""
+
+
+def test_a_karaoke_cue_keeps_one_element_per_element_when_the_words_move(tmp_path):
+    """YouTube's captions put each word in its own <c> inside coloured <c>s; the translation reorders the runs,
+    and an element whose runs land apart was written twice (</c> 10 -> 11 on a real file): written once now."""
+    from nmt_desktop.core.documents.blocks import TranslatedRun
+
+    document = open_document(write(tmp_path, "karaoke.vtt", KARAOKE))
+    block = document.blocks[0]
+    texts = {r: run.text for r, run in enumerate(block.runs)}
+    # the words first, the timestamps (verbatim runs inside the coloured <c>s) after them all: each coloured
+    # <c> now has runs on both sides of the other words
+    moved = [TranslatedRun(r, texts[r].upper()) for r, run in enumerate(block.runs) if not run.verbatim] + \
+        [TranslatedRun(r, texts[r]) for r, run in enumerate(block.runs) if run.verbatim]
+    out = tmp_path / "out.vtt"
+    document.save(out, [moved])
+    written = out.read_text(encoding="utf-8")
+    source = KARAOKE
+    for tag in ("<c>", "<c.colorE5E5E5>", "<c.colorCCCCCC>", "</c>"):
+        assert written.count(tag) == source.count(tag), (tag, written)

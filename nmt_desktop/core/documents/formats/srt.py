@@ -14,6 +14,7 @@ The cue-text helpers here are shared with vtt.py.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from nmt_desktop.core.documents.blocks import (
     check_translated,
     untranslated,
 )
+from nmt_desktop.core.documents.formats.inline_tree import whole_elements
 from nmt_desktop.core.documents.safety import read_decoded
 from nmt_desktop.core.documents.text_encoding import TextEncoding
 
@@ -38,10 +40,11 @@ _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)([.\s][^>]*)?>|<[^>]*>")
 _HIDDEN = re.compile(r"<[^>]*>|&(?:#\d+|#x[0-9a-fA-F]+|\w+);")  # a tag shows nothing, a reference one character
 _POSITION = re.compile(r"^(?:\{\\[^}]*\})+")
 
-Style = tuple[tuple[str, str], ...]  # the open tags, outermost first: (name, opening tag as written)
+Style = tuple[tuple[str, str, int], ...]  # the open tags, outermost first: (name, opening tag as written, element)
+_ELEMENTS = itertools.count()  # each opened element's own number: two <c> of one cue are two elements
 
 
-def cue_runs(text: str, unescape: bool = False, chain: list[tuple[str, str]] | None = None) -> list[Run]:
+def cue_runs(text: str, unescape: bool = False, chain: list[tuple[str, str, int]] | None = None) -> list[Run]:
     """The runs of a cue's text (lines joined with a space): a run per stretch under one chain of open
     tags; an unknown or timestamp tag (<00:01.000>) is a verbatim run, so it is never lost. `chain` holds
     the tags left open by the text before (a dialogue's earlier turn) and is left holding this text's; a
@@ -62,40 +65,49 @@ def cue_runs(text: str, unescape: bool = False, chain: list[tuple[str, str]] | N
         if not name:
             runs.append(Run(match.group(), tuple(chain) or None, verbatim=True))
         elif closing:
-            names = [n for n, _ in chain]
+            names = [n for n, _, _ in chain]
             if name in names:
                 del chain[len(names) - 1 - names[::-1].index(name):]
-        elif (name, match.group()) not in chain:
-            chain.append((name, match.group()))
+        elif not any((n, t) == (name, match.group()) for n, t, _ in chain):
+            chain.append((name, match.group(), next(_ELEMENTS)))
     add(text[position:])
     merged: list[Run] = []  # "<i>A single</i>\n<i>italic cue</i>" is one italic run
     for run in runs:
-        if (len(merged) >= 2 and not run.verbatim and not merged[-2].verbatim and run.style == merged[-2].style
-                and not merged[-1].verbatim and not merged[-1].text.strip()):
+        if (len(merged) >= 2 and not run.verbatim and not merged[-2].verbatim
+                and look(run.style) == look(merged[-2].style) and not merged[-1].verbatim
+                and not merged[-1].text.strip()):
             space = merged.pop()
-            merged[-1] = Run(merged[-1].text + space.text + run.text, run.style)
+            merged[-1] = Run(merged[-1].text + space.text + run.text, merged[-1].style)
         else:
             merged.append(run)
     return merged
 
 
+def look(style: Style | None) -> tuple[tuple[str, str], ...]:
+    """The tags of a style without the elements' numbers: what a reader sees."""
+    return tuple((name, tag) for name, tag, _ in style or ())
+
+
 def cue_markup(block: Block, translated: TranslatedBlock, escape: bool = False) -> str:
     """A cue's translated runs written back with their tags: the tags of consecutive runs' common chain
-    stay open, the others are closed and opened around each run."""
+    stay open, the others are closed and opened around each run; an element whose runs the translation
+    put apart is written once, around what lies between them (inline_tree.whole_elements: a karaoke
+    cue's <c> per word stays one <c> per word, never two)."""
     out: list[str] = []
-    open_: list[tuple[str, str]] = []
-    for item in translated:
+    open_: list[tuple[str, str, int]] = []
+    chains = whole_elements([tuple(block.runs[item.index].style or ()) for item in translated])
+    for item, chain_ in zip(translated, chains):
         run = block.runs[item.index]
-        chain = list(run.style or ())
+        chain = list(chain_)
         common = 0
         while common < min(len(chain), len(open_)) and chain[common] == open_[common]:
             common += 1
-        out.extend(f"</{name}>" for name, _ in reversed(open_[common:]))
-        out.extend(tag for _, tag in chain[common:])
+        out.extend(f"</{name}>" for name, _, _ in reversed(open_[common:]))
+        out.extend(tag for _, tag, _ in chain[common:])
         open_ = chain
         text = run.text if run.verbatim else " ".join(item.text.split("\n"))
         out.append(html.escape(text, quote=False) if escape and not run.verbatim else text)
-    out.extend(f"</{name}>" for name, _ in reversed(open_))
+    out.extend(f"</{name}>" for name, _, _ in reversed(open_))
     text = re.sub(r" {2,}", " ", "".join(out)).strip()
     return re.sub(r" +((?:</\w+>)+)$", r"\1", text)  # no space left before the closing tags
 
@@ -200,7 +212,7 @@ def read_cue(text: str, where: str, unescape: bool = False) -> Cue:
             turns[-1][1].append(line)
         else:
             turns.append(("", [line], ""))
-    chain: list[tuple[str, str]] = []
+    chain: list[tuple[str, str, int]] = []
     blocks = [Block(cue_runs("\n".join(body), unescape, chain),
                     where=where if len(turns) == 1 else f"{where}, speaker {number}")
               for number, (_, body, _) in enumerate(turns, 1)]
