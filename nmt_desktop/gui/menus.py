@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from . import theme
+from .desk.opening import open_desk
 from .documents.glossary_editor import open_glossary_editor
 from .notices import show_notices
 from .server.dialog import open_server_dialog
@@ -61,6 +62,8 @@ def build_menus(window: WindowApi) -> Menus:
     a["translate_file"] = _action(window, file_menu, "&Translate file…", lambda: window.translate_file(),
                                   "Ctrl+Shift+O", "Translate a whole document (Word, OpenDocument, PowerPoint, Excel, "
                                   "HTML, Markdown, subtitles, EPUB, text) keeping its formatting, and save it")
+    a["post_edit"] = _action(window, file_menu, "Post-&edit file…", lambda: open_desk(window), "Ctrl+Shift+E",
+                             "Confirm an XLIFF or PO file's translations segment by segment, with memory suggestions")
     a["save_analysis"] = _action(window, file_menu, "&Save analysis…", window.analysis_session.save_dialog, "Ctrl+S",
                                  "Save the text, model, settings, inspected translation, head and views in one small "
                                  "file")
