@@ -127,3 +127,53 @@ def test_ctrl_shift_e_opens_the_desk_and_a_broken_file_is_one_sentence(qtbot, tm
     assert [d.file.path.name for d in desks] == ["good.po"]
     assert desks[0].memory.path.is_relative_to(tmp_path / "user-data")
     desks[0].close()
+
+
+def test_the_filter_text_and_choice_hide_rows(qtbot, tmp_path, desk):
+    path = tmp_path / "file.xlf"
+    path.write_text(XLIFF2, encoding="utf-8")
+    window = desk(path)
+    qtbot.keyClicks(window.filter_text, "morn")
+    assert [window.table.isRowHidden(r) for r in range(3)] == [False, True, True]
+    window.filter_text.clear()
+    window.filter_choice.setFocus()
+    qtbot.keyClick(window.filter_choice, Qt.Key.Key_Down)  # "unconfirmed"
+    assert window.filter_choice.currentText() == "unconfirmed"
+    assert [window.table.isRowHidden(r) for r in range(3)] == [False, True, False]
+
+
+KILLED_CHILD = """
+import os, signal, sys
+from pathlib import Path
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+from nmt_desktop.gui.desk.desk_window import DeskWindow
+app = QApplication([])
+folder = Path(sys.argv[1])
+window = DeskWindow(folder / "file.xlf", folder / "memory.sqlite", folder / "journal")
+window.show()
+window.activateWindow()
+window.editor.setFocus()
+for _ in range(50):
+    app.processEvents()
+for text in ("Guten Morgen.", "Bis morgen."):
+    QTest.keyClicks(window.editor, text)
+    QTest.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_kill_9_after_confirming_loses_nothing(qtbot, tmp_path, desk):
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "file.xlf"
+    path.write_text(XLIFF2, encoding="utf-8")
+    child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(tmp_path)], capture_output=True, text=True,
+                           timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    window = desk(path)
+    assert [window.table.item(r, 2).text() for r in range(3)] == ["Guten Morgen.", "Danke.", "Bis morgen."]
+    assert set(_memory(tmp_path, "en", "de")) == {"Good morning.", "See you tomorrow."}
