@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLineEdit, QMainWindow, QTableWidget, QTableWidgetItem,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QMainWindow, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
 from nmt_desktop.core.bilingual import BilingualFile, read_bilingual
@@ -61,6 +61,8 @@ class DeskWindow(QMainWindow):
         self.table.setHorizontalHeaderLabels(["Source", "Suggestion", "Your translation", "State"])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)  # the current segment only
+        self.table.horizontalHeader().setSectionResizeMode(TRANSLATION, QHeaderView.ResizeMode.Stretch)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.editor = QLineEdit(placeholderText="Your translation (Ctrl+Enter confirms)")
         layout = QVBoxLayout()

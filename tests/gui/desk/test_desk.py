@@ -71,6 +71,7 @@ def test_ctrl_enter_confirms_into_memory_and_journal_and_moves_on(qtbot, tmp_pat
     # it skipped the confirmed "Thank you." (XLIFF) and stands on the next unconfirmed segment
     assert window.table.item(window.table.currentRow(), 0).text() == second
     assert window.table.item(0, STATE).text() == "confirmed"
+    assert [i.row() for i in window.table.selectionModel().selectedRows()] == [window.table.currentRow()]
     assert _memory(tmp_path, "en", "de") == {first: ("Erste", "confirmed")}
     assert [c.target for c in Journal(path, tmp_path / "journal").entries()] == ["Erste"]
 
