@@ -112,10 +112,8 @@ def test_kill_9_during_a_100k_import_keeps_every_committed_entry(tmp_path):
     child = subprocess.Popen([sys.executable, "-m", "nmt_desktop", "tm", "import", str(big), "--tm", str(tm)],
                              cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while _committed(tm) < CHUNK:
+        while _committed(tm) < CHUNK:  # bounded by the child: it commits a chunk or ends (pytest-timeout above all)
             assert child.poll() is None, f"the import ended before it could be killed: {child.stderr.read()!r}"
-            assert time.monotonic() < deadline, "no chunk committed in 120 s"
             time.sleep(0.01)
         child.send_signal(signal.SIGKILL)
         assert child.wait(timeout=30) == -signal.SIGKILL

@@ -44,6 +44,10 @@ class MemoryMatch:
         return f"translation memory match {self.score:.0f}%: {self.target}"
 
 
+ORIGIN = "nmt-desktop"  # what the XLIFF matches this app writes name as their origin (and replace when run again)
+MEMORY_ORIGIN = "nmt-desktop translation memory"
+
+
 @dataclass(frozen=True)
 class Review:
     """What the reviewer is told about a filled segment: the model's trust (None: not estimated), whether the

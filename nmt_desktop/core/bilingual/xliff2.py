@@ -16,7 +16,7 @@ from typing import Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Review
+from nmt_desktop.core.bilingual.bilingual_document import MEMORY_ORIGIN, ORIGIN, BilingualDocument, Pending, Review
 from nmt_desktop.core.bilingual.inline_segments import local, read_segment, write_segment
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.bilingual.xml_file import child, parse_file, translatable, where, write_file
@@ -25,8 +25,6 @@ from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBl
 NAME = "XLIFF 2"
 CONFIRMED_STATES = ("final", "reviewed")
 MTC = "urn:oasis:names:tc:xliff:matches:2.0"
-ORIGIN = "nmt-desktop"
-MEMORY_ORIGIN = "nmt-desktop translation memory"
 
 
 def classify(element: etree._Element) -> tuple[str, str]:

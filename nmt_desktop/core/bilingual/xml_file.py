@@ -10,8 +10,8 @@ from lxml import etree
 from nmt_desktop.core.bilingual.inline_segments import local
 from nmt_desktop.core.documents.blocks import DocumentError
 from nmt_desktop.core.documents.formats.xml_parts import serialise_xml
+from nmt_desktop.core.documents.safety import read_capped
 
-MAX_BYTES = 200_000_000
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False,
                           remove_blank_text=False)
 
@@ -19,16 +19,7 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=Fals
 def parse_file(path: Path) -> tuple[etree._ElementTree, bytes]:
     """The parsed tree and the file's bytes; DocumentError (one sentence) for a missing, huge, malformed or
     entity-declaring file."""
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise DocumentError(f"{path.name} is larger than {MAX_BYTES // 1_000_000} MB")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DocumentError(f"{path} does not exist") from None
-    except IsADirectoryError:
-        raise DocumentError(f"{path.name} is a folder, not an XLIFF file") from None
-    except OSError as exc:
-        raise DocumentError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    data = read_capped(path, "an XLIFF file")
     try:
         tree = etree.fromstring(data, _PARSER).getroottree()
     except etree.XMLSyntaxError as exc:

@@ -72,17 +72,23 @@ def read_text(path: Path) -> str:
 def read_decoded(path: Path) -> DecodedText:
     """`read_text` with the encoding it found, for the adapters that write text back in it."""
     path = Path(path)
+    return decode_text(read_capped(path), path.name)
+
+
+def read_capped(path: Path, kind: str = "a text file") -> bytes:
+    """The file's bytes, within MAX_BYTES; DocumentError in one sentence for a missing, huge, unreadable file
+    or a folder (`kind`: what the file should have been, for that sentence)."""
+    path = Path(path)
     try:
         if path.stat().st_size > MAX_BYTES:
             raise DocumentError(f"{path.name} is larger than {MAX_BYTES // 1_000_000} MB")
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise DocumentError(f"{path} does not exist") from None
     except IsADirectoryError:
-        raise DocumentError(f"{path.name} is a folder, not a text file") from None
+        raise DocumentError(f"{path.name} is a folder, not {kind}") from None
     except OSError as exc:
         raise DocumentError(f"cannot read {path.name}: {exc.strerror or exc}") from None
-    return decode_text(data, path.name)
 
 
 def _check_text(path: Path) -> None:
