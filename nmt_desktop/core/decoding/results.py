@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from nmt_desktop.core.adaptation.memory_use import MemorySource, MemoryUse
+
 
 @dataclass
 class Unit:
@@ -51,6 +53,7 @@ class Step:
     # beam search, where the best live hypothesis is not the one this sentence's previous step showed: that
     # hypothesis' own steps before this one, oldest first (see `shown_after`)
     earlier_steps: list[Step] | None = None
+    memory: MemoryUse | None = None  # how the token used the memory (core/adaptation); None: it did not
 
     def shown_after(self, shown: list[Step]) -> list[Step]:
         """The hypothesis this step ends, given `shown` (its unit's steps shown so far): `shown` plus this step,
@@ -72,6 +75,7 @@ class Hypothesis:
     forced: bool = False  # a given translation scored by teacher forcing (scoring.py), not the model's choice
     text: str = ""  # detokenized (naming.py)
     tokens: list[str] = field(default_factory=list)  # readable pieces, "</s>" included when it ended normally
+    memory: list[MemoryUse | None] | None = None  # per target position, as `Step.memory`; None: no memory used
 
     @property
     def logprob(self) -> float:
@@ -92,7 +96,8 @@ class Hypothesis:
             cross = None if self.attention is None or t >= self.attention.shape[2] else self.attention[:, :, t]
             out.append(Step(t, int(token_id), piece, self.token_logprobs[t] if t < len(self.token_logprobs) else 0.0,
                             self.alternatives[t] if t < len(self.alternatives) else [], cross,
-                            is_eos=int(token_id) == eos_id if eos_id is not None else piece == "</s>"))
+                            is_eos=int(token_id) == eos_id if eos_id is not None else piece == "</s>",
+                            memory=self.memory[t] if self.memory is not None and t < len(self.memory) else None))
         return out
 
     def to_json(self, attention: bool = True) -> dict[str, Any]:
@@ -111,6 +116,8 @@ class Translation:
     nbest: list[Hypothesis]  # best first
     encoder_attention: np.ndarray | None = None  # (layers, heads, source_len, source_len)
     segments: list["Translation"] = field(default_factory=list)  # set when a line was translated in units
+    # the memory segments whose forced decode built this unit's datastore (weight: match score / 100); empty: none
+    memory_matches: list[MemorySource] = field(default_factory=list)
 
     @classmethod
     def joined(cls, text: str, parts: list["Translation"]) -> "Translation":

@@ -23,6 +23,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
+from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import StepBackend
 from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose_backend
@@ -90,6 +91,9 @@ class Translator:
         # sets the model's own glossary; None: none). Held, not used, here: decoding stays glossary-free.
         self.glossary: Any = None
         self.path: Path | None = None  # the model folder or zip it was loaded from (load() sets it)
+        # instant adaptation from a translation memory (core/adaptation): every search mixes in the nearest
+        # neighbours of its sentence's memory matches while `adaptation.enabled`; None: the plain model
+        self.adaptation: Adaptation | None = None
 
     @classmethod
     def load(cls, model: str | Path, device: str = "cpu", int8: bool = False,

@@ -1,0 +1,51 @@
+"""`Adaptation`: whether and how a `Translator` adapts to a translation memory (core/decoding/translator.py).
+
+The defaults are the values measured best on the dev splits of benchmarks/adaptive.py (benchmarks/RESULTS.md,
+"Instant adaptation"); the app toggles `enabled` per model, and `clear()` drops the influence of everything
+the memory held until now (only segments confirmed after it count).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+__all__ = ["Adaptation", "MemoryLookup"]
+
+
+class MemoryLookup(Protocol):
+    """What adaptation reads of a memory: core/memory/store.TranslationMemory.search (matches with `.entry`
+    (`id`, `source`, `target`, `changed`) and `.score` 0-100, exact ones first)."""
+
+    def search(self, text: str, pair: Any, limit: int = 5, min_score: float = 50.0) -> Sequence[Any]: ...
+
+
+@dataclass
+class Adaptation:
+    """memory: the memory looked up (`MemoryLookup`); pair: its language pair (core/memory Pair).
+    matches: how many memory matches build a sentence's datastore, each scoring at least `min_score`.
+    k: neighbours per step; temperature: of softmax(-distance / T) over their squared L2 distances.
+    weight: λ fixed, or None: adaptive, λ = max(0, 1 - d_nearest / temperature) (SK-MT), at most `max_weight`."""
+
+    memory: MemoryLookup
+    pair: Any
+    matches: int = 8
+    min_score: float = 40.0
+    k: int = 4
+    temperature: float = 10.0
+    weight: float | None = None
+    max_weight: float = 1.0
+    enabled: bool = True
+    since: float = field(default=0.0)  # Unix seconds: entries changed before it are ignored (`clear`)
+
+    def clear(self) -> None:
+        """Forget the memory's influence so far: only entries confirmed from now on adapt."""
+        self.since = time.time()
+
+    def lookup(self, text: str) -> list[Any]:
+        """The memory matches that build `text`'s datastore (none when switched off)."""
+        if not self.enabled or self.matches <= 0:
+            return []
+        found = self.memory.search(text, self.pair, limit=self.matches, min_score=self.min_score)
+        return [m for m in found if m.entry.changed >= self.since and m.entry.target.strip()]
