@@ -25,6 +25,8 @@ _CHOICES = {"preset": ["tiny", "small", "base"], "schedule": ["inverse_sqrt", "c
 _GROUPS = [
     ("data", ["train", "train_src", "train_tgt", "dev", "dev_src", "dev_tgt", "dev_fraction", "reverse", "src_lang",
               "tgt_lang", "max_tokens", "out"]),
+    ("fine-tuning on a translation memory (with --from; the dev set is held out of the memory)",
+     ["memory", "pair", "replay", "replay_ratio", "general_dev"]),
     ("model", ["from_model", "preset", "vocab_size", "joint_vocab", "d_model", "n_heads", "encoder_layers",
                "decoder_layers", "ffn_dim", "activation", "norm", "max_positions", "dropout", "attention_dropout",
                "freeze"]),
@@ -120,6 +122,22 @@ class _BarReporter:
             print(f"finished ({event['reason']}) at step {event['step']}: last checkpoint {event['last']}"
                   + (f", best model {event['best']} (BLEU {event['best_bleu']:.2f})" if event.get("best") else ""),
                   file=sys.stderr)
+            for line in _memory_lines(event.get("memory")):
+                print(line, file=sys.stderr)
+
+
+def _memory_lines(memory: dict[str, Any] | None) -> list[str]:
+    """A memory fine-tune's before/after scores (the best model's card.json "memory"), one line per domain."""
+    if not memory:
+        return []
+    lines = []
+    for domain, title in (("memory", "the memory's domain"), ("general", "general text")):
+        scores = memory["scores"][domain]
+        before, after = scores["before"], scores["after"]
+        if before and after:
+            lines.append(f"  {title} ({after['sentences']} sentences): BLEU {before['bleu']:.2f} -> {after['bleu']:.2f}"
+                         f", chrF {before['chrf']:.2f} -> {after['chrf']:.2f}")
+    return lines + [f"  note: {note}" for note in memory.get("notes", [])]
 
 
 def _json_reporter(event: dict[str, Any]) -> None:

@@ -226,6 +226,12 @@ class TrainConfig:
     tgt_lang: str = ""
     max_tokens: int = 128  # pairs with a longer side (in tokens) are skipped and counted
     out: str | None = None  # run folder
+    # fine-tuning on a translation memory (core/training/memory_data.py): needs from_model
+    memory: str | None = None  # a translation memory file: its entries of `pair` are the training data
+    pair: str = ""  # the memory's language pair, e.g. en-de ("": src_lang-tgt_lang, else the model's languages)
+    replay: str | None = None  # general data mixed in so the model does not forget ("": the parent's training file)
+    replay_ratio: float = 1.0  # replayed general pairs per memory pair (0: no replay)
+    general_dev: str | None = None  # general text scored before and after ("": the parent's dev file)
     # model
     from_model: str | None = None  # fine-tune this model folder, keeping its tokenizer(s)
     preset: str = "small"  # tiny | small | base (from scratch)
@@ -277,8 +283,14 @@ class TrainConfig:
     def validate(self) -> None:
         if self.out is None:
             raise ConfigError("field 'out' (the run folder) is required")
-        if not (self.train or (self.train_src and self.train_tgt)):
-            raise ConfigError("training data is required: give 'train', or 'train_src' and 'train_tgt'")
+        if self.memory and (self.train or self.train_src or self.train_tgt):
+            raise ConfigError("give either 'memory' or 'train'/'train_src', not both")
+        if self.memory and not self.from_model:
+            raise ConfigError("fine-tuning on a memory needs the model it starts from: give 'from_model'")
+        if not (self.memory or self.train or (self.train_src and self.train_tgt)):
+            raise ConfigError("training data is required: give 'train', or 'train_src' and 'train_tgt', or 'memory'")
+        if self.replay_ratio < 0:
+            raise ConfigError(f"field 'replay_ratio' must be >= 0, got {self.replay_ratio!r}")
         if self.train and (self.train_src or self.train_tgt):
             raise ConfigError("give either 'train' or 'train_src'/'train_tgt', not both")
         if bool(self.dev_src) != bool(self.dev_tgt):

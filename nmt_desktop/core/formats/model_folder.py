@@ -57,7 +57,7 @@ from nmt_desktop.core.formats.weights import read_weights
 from nmt_desktop.core.model.transformer import Transformer
 from nmt_desktop.core.tokenizer import TokenizerError, TokenizerPair
 
-__all__ = ["LoadedModel", "human_size", "load_model", "model_size_bytes", "read_config", "save_model", "zip_model"]
+__all__ = ["LoadedModel", "human_size", "load_model", "model_size_bytes", "read_card", "read_config", "save_model", "zip_model"]
 
 _SAVE_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8)
 
@@ -322,6 +322,12 @@ def read_config(path: str | os.PathLike) -> ModelConfig:
     """Read only config.json of a model folder or zip (cheap: for `info` and model pickers)."""
     with open_source(path) as source:
         return _read_config(source)
+
+
+def read_card(path: str | os.PathLike) -> dict:
+    """Read only card.json of a model folder or zip ({} when it has none): what a fine-tune reads of its parent."""
+    with open_source(path) as source:
+        return _read_card(source)
 
 
 def load_model(path: str | os.PathLike, device: str | torch.device = "cpu") -> LoadedModel:

@@ -33,7 +33,7 @@ from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
 from nmt_desktop.core.formats.model_card import note_run_steps, source_words
-from nmt_desktop.core.formats.model_folder import load_model
+from nmt_desktop.core.formats.model_folder import load_model, read_card, read_config
 from nmt_desktop.core.formats.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
@@ -43,6 +43,8 @@ from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoi
                                                   promote_checkpoint, save_checkpoint, snapshots,
                                                   write_model_atomically)
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
+from nmt_desktop.core.training.domain_scores import before_after, bleu_chrf, parent_scores
+from nmt_desktop.core.training.memory_data import MemoryData, read_memory_data
 from nmt_desktop.core.training.process_placement import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
@@ -100,6 +102,7 @@ class Trainer:
         self.dist = Distributed.from_env()
         self.stop_reason: str | None = None
         self._stop_requested = False
+        self.memory_data: MemoryData | None = None  # fine-tuning on a translation memory (cfg.memory)
 
     # --- events -------------------------------------------------------------------------------
 
@@ -125,6 +128,11 @@ class Trainer:
 
     def _read_data(self) -> tuple[Corpus, Corpus | None]:
         cfg = self.cfg
+        if cfg.memory:
+            parent = self._parent_path()
+            config = read_config(parent)
+            self.memory_data = read_memory_data(cfg, read_card(parent), parent, (config.src_lang, config.tgt_lang))
+            return self.memory_data.train, self.memory_data.dev
         spec = CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
                             src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
         train = read_corpus(spec)
@@ -181,6 +189,10 @@ class Trainer:
         tokenizers = TokenizerPair.load(tok_dir)
         return build_model(self._model_config(tokenizers), seed=cfg.seed), tokenizers
 
+    def _parent_path(self) -> Path:
+        """The model folder (or zip) `from_model` names, absolute: what the card records as the parent."""
+        return resolve_model_path(self.cfg.from_model, lambda _: None).absolute()
+
     def _keep_glossary(self) -> KeptGlossary | None:
         """The parent model's glossary, copied into the run folder when fine-tuning starts (a resumed run keeps
         that copy): every model folder the run writes carries it, so the new model keeps the parent's terms."""
@@ -233,6 +245,9 @@ class Trainer:
         self.train_data = encode_pairs(train.pairs, self.tokenizers, self.config, cfg.max_tokens)
         self.dev_pairs = dev.pairs if dev is not None else []
         self.dev_data = encode_pairs(self.dev_pairs, self.tokenizers, self.config, cfg.max_tokens) if dev else None
+        if self.memory_data is not None and self.dist.main:  # the parent's scores, before any step
+            self.memory_before = parent_scores(self.out, self.model, self.tokenizers, self.dev_pairs,
+                                               self.memory_data.general_dev, cfg)
         params = [p for p in model.parameters() if p.requires_grad]
         fused = self.device.type == "cuda"
         self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2),
@@ -386,6 +401,8 @@ class Trainer:
         end = {"event": "end", "reason": reason, "step": st.step, "epoch": st.epoch, "best_bleu": st.best_bleu,
                "best_step": st.best_step, "elapsed_s": round(st.elapsed, 2),
                "last": str(self.out / "last"), "best": str(self.out / "best") if (self.out / "best").exists() else None}
+        if self.memory_data is not None and end["best"]:  # the best model's scores before and after, as its card
+            end["memory"] = json.loads((self.out / "best" / "card.json").read_text(encoding="utf-8")).get("memory")
         self.emit("end", **{k: v for k, v in end.items() if k not in ("event", "step", "epoch")})
         return end
 
@@ -457,8 +474,12 @@ class Trainer:
 
     def evaluate(self) -> dict[str, Any]:
         """Dev loss and perplexity (teacher forced), BLEU and chrF of decodes, samples, probe attention."""
-        return evaluate_dev(self.model, self.tokenizers, self.dev_data, self.dev_pairs, self.cfg, self.device,
-                            self.autocast, lambda done, total: self.emit("eval_progress", done=done, total=total))
+        metrics = evaluate_dev(self.model, self.tokenizers, self.dev_data, self.dev_pairs, self.cfg, self.device,
+                               self.autocast, lambda done, total: self.emit("eval_progress", done=done, total=total))
+        if self.memory_data is not None:  # the memory's domain (the dev above) and general text, with the parent's
+            general = bleu_chrf(self.model, self.tokenizers, self.memory_data.general_dev, self.cfg)
+            metrics["memory_scores"] = before_after(self.memory_before, metrics, general, self.state.step)
+        return metrics
 
     def _card(self, metrics: dict[str, Any]) -> dict[str, Any]:
         cfg, st = self.cfg, self.state
@@ -474,8 +495,12 @@ class Trainer:
                          "torch": torch.__version__},
             "parameters": count_parameters(self.model),
         }
+        if cfg.from_model:
+            card["parent"] = str(self._parent_path())  # the Models tab's "Back to the parent model"
         if self.kept_glossary is not None:
             card["glossary"] = self.kept_glossary.card_note()
+        if self.memory_data is not None and metrics.get("memory_scores"):
+            card["memory"] = {**self.memory_data.card(), "scores": metrics["memory_scores"]}
         if metrics:
             card["dev"] = {k: metrics[k] for k in ("bleu", "chrf", "dev_loss", "dev_ppl") if k in metrics}
             card["dev"]["step"] = st.step
