@@ -69,6 +69,14 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                    help="save attention_<i> (layers, heads, target, source; indexed from 0, so L3 H2 is "
                         "attention_<i>[2, 1]), source_tokens_<i>, target_tokens_<i> per input i (0-based)")
     add_document_options(p)
+    m = p.add_argument_group("adaptation")
+    m.add_argument("--memory", metavar="FILE",
+                   help="adapt to a translation memory (nmt-desktop tm): each input's best matches in FILE are "
+                        "force-decoded and their nearest decoder states mixed into every step (kNN-MT)")
+    m.add_argument("--learn", action="store_true",
+                   help="simulated post-editing (needs --memory): each input line is SOURCE<TAB>REFERENCE; it is "
+                        "translated with the memory as it stands, printed, then the pair is confirmed into the "
+                        "memory (created when missing)")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -233,12 +241,57 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
         raise CLIError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _open_memory(args: argparse.Namespace) -> Any:
+    """--memory's file (created by --learn when missing), opened before the model loads; CLIError in one sentence."""
+    if not args.memory:
+        return None
+    from nmt_desktop.core.memory import TranslationMemory, TranslationMemoryError
+
+    try:
+        return TranslationMemory(Path(fix_arg(args.memory)), create=args.learn)
+    except TranslationMemoryError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _adapt(translator: Any, memory: Any) -> Any:
+    """Switch the translator's adaptation to `memory` for the model's language pair; the pair."""
+    from nmt_desktop.core.adaptation.settings import Adaptation
+    from nmt_desktop.core.memory import Pair
+
+    source = (translator.config.src_lang or "").strip("<>")
+    target = (translator.target_language or translator.config.tgt_lang or "").strip("<>")
+    if not source or not target:
+        memory.close()
+        raise CLIError("--memory needs the model's languages to find its memory entries, and the model names none")
+    pair = Pair.of(source, target)
+    translator.adaptation = Adaptation(memory, pair)
+    return pair
+
+
+def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | None]]:
+    """--learn's input lines as (source, reference); a line without a tab as (line, None), reported where read."""
+    for line in lines:
+        source, tab, reference = line.partition("\t")
+        yield (source, reference) if tab else (line, None)
+
+
+def _confirm(memory: Any, pair: Any, source: str, reference: str) -> None:
+    """The reference stands in for the post-edit: confirmed into the memory, so the next line adapts to it."""
+    from nmt_desktop.core.memory import Entry
+
+    memory.add([Entry(source.strip(), reference.strip(), pair, origin="confirmed")])
+
+
 def run(args: argparse.Namespace) -> int:
     cfg = decode_config(args)
     attention_out = None if args.attention_out is None else Path(args.attention_out)
     if attention_out is not None and not attention_out.parent.is_dir():
         raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
+    if args.learn and not args.memory:
+        raise UsageError("--learn needs --memory FILE (the memory the confirmed pairs go into)")
+    memory = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
+    pair = None if memory is None else _adapt(translator, memory)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     method = None
     if args.align:
@@ -278,10 +331,18 @@ def run(args: argparse.Namespace) -> int:
     failures = other_language = 0
     arrays: dict[str, Any] = {}
     index = 0
+    if args.learn:  # each line translated with the memory as it stands, then confirmed into it
+        inputs, batch_size = _learn_pairs(inputs, what), 1
     try:
         for batch in batches(inputs, batch_size):
+            references = [None] * len(batch)
+            if args.learn:
+                batch, references = [p[0] for p in batch], [p[1] for p in batch]
             results = _translate_inputs(translator, batch, cfg, batch_size, **options)
-            for text, (translation, error) in zip(batch, results):
+            for text, reference, (translation, error) in zip(batch, references, results):
+                if reference is None and args.learn:
+                    translation, error = None, "--learn needs SOURCE<TAB>REFERENCE, and this line has no tab"
+
                 if error is not None:
                     failures += 1
                     sys.stdout.flush()
@@ -293,6 +354,9 @@ def run(args: argparse.Namespace) -> int:
                     print_warning(f"{what} {index + 1}: {warning}")
                 alignment = _alignment(translator, translation, method) if args.align and translation else None
                 sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
+                if args.learn and reference is not None and text.strip() and reference.strip():
+                    sys.stdout.flush()
+                    _confirm(memory, pair, text, reference)
                 if attention_out is not None:
                     arrays.update(_attention_arrays(index, translation, layers, heads))
                 index += 1
@@ -300,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
             progress.update(len(batch))
     finally:
         progress.close()
+        if memory is not None:
+            memory.close()
     if other_language > LANGUAGE_WARNINGS:
         print_warning(f"{other_language - LANGUAGE_WARNINGS} more {what}s look like another language than the model's")
     if attention_out is not None:

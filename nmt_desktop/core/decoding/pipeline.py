@@ -12,6 +12,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import StepBackend
 from nmt_desktop.core.decoding.forcing import forced_steps
@@ -25,19 +26,21 @@ class Search:
     `targets` (one id list per row) are given. Iterate for each position's `Step`s; once it has run to the
     end, `hypotheses[b]` holds row b's n-best (attention as wide as the batch) and `encoder_attention`
     (B, L, H, S, S) the encoder's self-attention when asked for. `beam_state`: beam search's tree.
-    Stopping early is safe: the search's state is simply dropped."""
+    Stopping early is safe: the search's state is simply dropped. `knn`: the memory's neighbours mixed into the
+    searches' steps (core/adaptation; teacher forcing never mixes)."""
 
     def __init__(self, model: Transformer, src: torch.Tensor, cfg: DecodeConfig, backend: StepBackend,
-                 prefix: Prefix | None = None, targets: Sequence[Sequence[int]] | None = None):
+                 prefix: Prefix | None = None, targets: Sequence[Sequence[int]] | None = None,
+                 knn: KnnMixture | None = None):
         self.cfg, self.rows, self.eos = cfg, src.shape[0], model.config.eos_id
         self.beam_state: BeamState | None = None
         if targets is not None:
             self._search = forced_steps(model, src, targets, cfg, backend)
         elif cfg.beam_size > 1:
             self.beam_state = BeamState()
-            self._search = beam_search(model, src, cfg, self.beam_state, prefix, backend)
+            self._search = beam_search(model, src, cfg, self.beam_state, prefix, backend, knn)
         else:
-            self._search = greedy_or_sample(model, src, cfg, prefix, backend)
+            self._search = greedy_or_sample(model, src, cfg, prefix, backend, knn)
         self.hypotheses: list[list[Hypothesis]] | None = None
         self.encoder_attention: np.ndarray | None = None
 

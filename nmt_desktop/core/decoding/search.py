@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from nmt_desktop.core.adaptation.memory_use import MemoryUse
+from nmt_desktop.core.adaptation.mixture import KnnMixture, Mixed
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import DecoderState, StepBackend
 from nmt_desktop.core.decoding.backends.choice import choose_backend
@@ -139,13 +141,27 @@ def _check_prefix(model: Transformer, prefix: Sequence[int] | None) -> list[int]
     return prefix
 
 
+def adapted_step(backend: StepBackend, state: DecoderState, tokens: Tensor, cfg: DecodeConfig,
+                 knn: KnnMixture | None, sentences: Tensor | None) -> tuple[Tensor, Tensor | None, Tensor | None,
+                                                                        Mixed | None]:
+    """One backend step, its logits (R, V) mixed with the memory's neighbours (core/adaptation) where `knn` is
+    given (`sentences` (R,): each row's batch index); without it the backend's own logits, untouched.
+    Returns the logits, the cross- and self-attention and the `Mixed` that says which memory each token used."""
+    out = backend.step(state, tokens, cfg.attention, cfg.self_attention, knn is not None)
+    if knn is None:
+        return out.logits, out.cross_attention, out.self_attention, None
+    mixed = knn.mix(out.logits, out.hidden, sentences)
+    return mixed.logits, out.cross_attention, out.self_attention, mixed
+
+
 def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix: Prefix | None = None,
-                     backend: StepBackend | None = None) -> Iterator[list[Step]]:
+                     backend: StepBackend | None = None, knn: KnnMixture | None = None) -> Iterator[list[Step]]:
     """Greedy decoding (or sampling when cfg.sample) of a batch of sources (B, S).
 
     Finished rows are dropped from the batch, so a long sentence does not make short ones pay.
     `prefix`: target ids forced before the search goes on, on every row or per row (see the module doc).
     `backend`: where the steps run (backend_choice.choose_backend when None).
+    `knn`: the memory's neighbours mixed into every step (core/adaptation; None: the plain model).
     Returns (as the generator's value) the encoder self-attention when cfg.self_attention.
     """
     eos, pad = model.config.eos_id, model.config.pad_id
@@ -163,20 +179,24 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix:
     alive = list(range(src.shape[0]))  # batch rows still decoding, in state order
     for index in range(max_len):
         with torch.inference_mode():
-            out = backend.step(state, tokens, cfg.attention, cfg.self_attention)
+            rows = None if knn is None else torch.tensor(alive, device=src.device)  # (R,) batch index per row
+            logits, cross, self_attn, mixed = adapted_step(backend, state, tokens, cfg, knn, rows)
             forced = [prefixes[row][index] if index < len(prefixes[row]) else None for row in alive]
-            k = max(1, min(cfg.alternatives, out.logits.shape[-1]))
+            k = max(1, min(cfg.alternatives, logits.shape[-1]))
             if all(f is None for f in forced) and not cfg.sample:
-                tokens, chosen, alt_ids, alt_lp = backend.pick(out.logits, k, masked_ids(index, cfg, eos, pad))
+                tokens, chosen, alt_ids, alt_lp = backend.pick(logits, k, masked_ids(index, cfg, eos, pad))
             else:
-                logprobs = log_probs(out.logits, masked_ids(index, cfg, eos, pad))  # (R, V)
+                logprobs = log_probs(logits, masked_ids(index, cfg, eos, pad))  # (R, V)
                 free = _sample(logprobs, cfg, generator) if cfg.sample else logprobs.argmax(-1)  # (R,)
                 given = torch.tensor([-1 if f is None else f for f in forced], dtype=torch.long,
                                      device=logprobs.device)  # (R,)
                 tokens = torch.where(given >= 0, given, free)  # (R,) a forced row's token, else the chosen one
                 tokens, chosen, alt_ids, alt_lp = chosen_and_alternatives(logprobs, tokens, k, greedy=False)
             steps = step_list(index, alive, tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
-                              _attn(out.cross_attention), _attn(out.self_attention), eos)
+                              _attn(cross), _attn(self_attn), eos)
+            if mixed is not None:
+                for j, step in enumerate(steps):
+                    step.memory = mixed.use(j, step.token_id)
         yield steps
         # Rows go on unless they chose </s> or reached their own max length (cut off).
         keep = [i for i, (step, row) in enumerate(zip(steps, alive))
@@ -216,7 +236,8 @@ def hypothesis_of(steps: list[Step], cfg: DecodeConfig, eos_id: int, score: floa
         self_attn = np.zeros((L, H, T, T), np.float32)
         for t, s in enumerate(steps):
             self_attn[:, :, t, : t + 1] = s.self_attention
-    return Hypothesis(ids, lps, score, [s.alternatives for s in steps], cross, self_attn, finished)
+    memory = [s.memory for s in steps] if any(s.memory is not None for s in steps) else None
+    return Hypothesis(ids, lps, score, [s.alternatives for s in steps], cross, self_attn, finished, memory=memory)
 
 
 @dataclass
@@ -231,6 +252,7 @@ class _BeamRecord:
     cross: np.ndarray | None  # (B*K, L, H, S) attention when the row's token was chosen (parent's query)
     self_attn: np.ndarray | None  # (B*K, L, H, t + 1)
     query_cross: np.ndarray | None = None  # (B*K, L, H, S) attention of each row decoded at this step
+    memory: list[MemoryUse | None] | None = None  # (B*K,) how each row's token used the memory; None: no memory
 
 
 @dataclass
@@ -242,6 +264,7 @@ class _Finished:
     eos_alts: tuple[np.ndarray, np.ndarray] | None = None
     eos_cross: np.ndarray | None = None
     eos_self: np.ndarray | None = None
+    eos_memory: MemoryUse | None = None
 
 
 @dataclass
@@ -305,7 +328,8 @@ class BeamState:
 
 
 def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamState,
-                prefix: Prefix | None = None, backend: StepBackend | None = None) -> Iterator[list[Step]]:
+                prefix: Prefix | None = None, backend: StepBackend | None = None,
+                knn: KnnMixture | None = None) -> Iterator[list[Step]]:
     """Beam search over a batch (B, S); yields the best live hypothesis of each sentence per step (with its
     own earlier steps where it is not the one the sentence's previous step reported: `Step.earlier_steps`).
 
@@ -314,7 +338,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     so beam size 1 equals greedy decoding. On return `state.results[b]` holds the n-best `Hypothesis`es
     and `state.tree` every expansion. `prefix`: forced target ids, for every sentence or per sentence (one
     live beam while forced).
-    `backend`: as in `greedy_or_sample`.
+    `backend`, `knn`: as in `greedy_or_sample`.
     """
     B, K, eos = src.shape[0], cfg.beam_size, model.config.eos_id
     backend = backend if backend is not None else choose_backend(model)
@@ -329,18 +353,19 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
     done = [False] * B
     row_tokens: list[list[int]] = [[] for _ in range(B * K)]  # the tokens of each row's hypothesis so far
     shown_rows: list[int | None] = [None] * B  # per sentence: the row it reported at the previous position
+    sentences = torch.arange(B, device=src.device).repeat_interleave(K)  # (B*K,) each row's sentence
     for index in range(max_len):
         with torch.inference_mode():
-            out = backend.step(decoder, tokens, cfg.attention, cfg.self_attention)
-            V = out.logits.shape[-1]
+            logits, cross_t, self_t, mixed = adapted_step(backend, decoder, tokens, cfg, knn, sentences)
+            V = logits.shape[-1]
             k_alt, masked = max(1, min(cfg.alternatives, V)), masked_ids(index, cfg, eos, model.config.pad_id)
             if all(index >= len(p) for p in prefixes):
-                top_scores, top_idx, top_lps, alt_ids, alt_lp = backend.beam_candidates(out.logits, scores, k_alt,
+                top_scores, top_idx, top_lps, alt_ids, alt_lp = backend.beam_candidates(logits, scores, k_alt,
                                                                                         masked)
             else:  # a forced token's log-prob is read from `logprobs` below
-                logprobs = log_probs(out.logits, masked)  # (B*K, V)
+                logprobs = log_probs(logits, masked)  # (B*K, V)
                 top_scores, top_idx, top_lps, alt_ids, alt_lp = beam_candidates(logprobs, scores, k_alt)
-            cross, self_attn = _attn(out.cross_attention), _attn(out.self_attention)
+            cross, self_attn = _attn(cross_t), _attn(self_t)
         top_scores_l, top_idx_l, top_lps_l = top_scores.tolist(), top_idx.tolist(), top_lps.tolist()
         new_tokens, new_parents, new_scores, new_lps = [], [], [], []
         row_nodes: list[int | None] = []
@@ -371,7 +396,8 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
                                 length_normalise(s, index + 1, cfg.length_penalty), index - 1, parent, token_lp,
                                 (alt_ids[parent], alt_lp[parent]),
                                 None if cross is None else cross[parent],
-                                None if self_attn is None else self_attn[parent]))
+                                None if self_attn is None else self_attn[parent],
+                                None if mixed is None else mixed.use(parent, eos)))
                         state._add(b, index, token, s, parent, status)
                     else:
                         beams.append((token, parent, s, token_lp))
@@ -403,7 +429,8 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
         state.records.append(_BeamRecord(
             new_tokens, new_parents, new_lps, alt_ids[parents_np], alt_lp[parents_np],
             None if cross is None else cross[parents_np],
-            None if self_attn is None else self_attn[parents_np], cross))
+            None if self_attn is None else self_attn[parents_np], cross,
+            None if mixed is None else [mixed.use(p, t) for p, t in zip(new_parents, new_tokens)]))
         row_tokens = [row_tokens[p] + [t] for p, t in zip(new_parents, new_tokens)]  # each row's hypothesis
         yield _best_live_steps(state, index, B, K, new_scores, row_tokens, shown_rows, eos)
         if all(done):
@@ -426,7 +453,8 @@ def _trace(state: BeamState, step: int, row: int, sentence: int = 0) -> list[Ste
         rec = state.records[step]
         out.append(Step(step, rec.tokens[row], "", rec.logprobs[row], alternatives(rec.alt_ids[row], rec.alt_logprobs[row]),
                         None if rec.cross is None else rec.cross[row],
-                        None if rec.self_attn is None else rec.self_attn[row], row=sentence))
+                        None if rec.self_attn is None else rec.self_attn[row], row=sentence,
+                        memory=None if rec.memory is None else rec.memory[row]))
         row = rec.parents[row]
         step -= 1
     return out[::-1]
@@ -439,7 +467,7 @@ def _beam_hyps(state: BeamState, b: int, cfg: DecodeConfig, eos: int) -> list[Hy
         steps = _trace(state, f.step, f.row)
         if f.eos_logprob is not None:
             steps.append(Step(f.step + 1, eos, "", f.eos_logprob, alternatives(*f.eos_alts), f.eos_cross, f.eos_self,
-                              is_eos=True))
+                              is_eos=True, memory=f.eos_memory))
         hyps.append(hypothesis_of(steps, cfg, eos, score=f.score))
     return hyps
 
@@ -468,6 +496,7 @@ def _best_live_steps(state: BeamState, index: int, B: int, K: int, scores: list[
                       None if rec.cross is None else rec.cross[pick],
                       None if rec.self_attn is None else rec.self_attn[pick], eos, prefixes)
     for step, b, row in zip(steps, rows, picks):
+        step.memory = None if rec.memory is None else rec.memory[row]
         parent = rec.parents[row]
         if index > 0 and parent != shown_rows[b]:
             step.earlier_steps = _trace(state, index - 1, parent, b)

@@ -27,7 +27,10 @@ from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import StepBackend
 from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose_backend
+from nmt_desktop.core.adaptation.memory_use import MemorySource
+from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.decoding.document import check_length, document_lines, line_units
+from nmt_desktop.core.decoding.memory_states import memory_mixture
 from nmt_desktop.core.decoding.naming import name_step, translation_of
 from nmt_desktop.core.decoding.pipeline import Search, length_sorted
 from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step, Translation, Unit
@@ -208,6 +211,13 @@ class Translator:
         """The translator's backend, or the reference one with these interventions (the only one that has them)."""
         return backend_for_search(self.model, self.backend, head_mask, head_override)
 
+    def memory_mixture(self, texts: Sequence[str], backend: StepBackend
+                       ) -> tuple[KnnMixture | None, list[list[MemorySource]]]:
+        """The memory's kNN mixture for one search over `texts` and each text's matches that built it
+        (memory_states.py); (None, no matches) without `adaptation` or when it finds nothing."""
+        return memory_mixture(self.model, backend, self.adaptation, texts, self.source_ids,
+                              lambda text: target_ids(self.tokenizers.target, self.config, text), self.batch_ids)
+
     # --- scoring a given translation (scoring.py) ---------------------------------------------
 
     def score(self, source: str, target: str | Sequence[int], cfg: DecodeConfig | None = None) -> Translation:
@@ -300,12 +310,16 @@ class Translator:
                         prefix: Sequence[int] | None = None, head_override: HeadOverride | None = None,
                         targets: Sequence[Sequence[int]] | None = None) -> list[Translation]:
         """One batch of units through one search (teacher forcing when `targets` are given), in their order."""
-        search = Search(self.model, self.batch_ids([u.source_ids for u in units]), cfg,
-                        self.backend if targets is not None else self.search_backend(head_mask, head_override),
-                        prefix=prefix, targets=targets)
+        backend = self.backend if targets is not None else self.search_backend(head_mask, head_override)
+        knn, used = self.memory_mixture([u.text for u in units], backend) if targets is None else (None, [])
+        search = Search(self.model, self.batch_ids([u.source_ids for u in units]), cfg, backend,
+                        prefix=prefix, targets=targets, knn=knn)
         hyps, enc = search.run(), search.encoder_attention
-        return [translation_of(self.tokenizers.target, unit, hyps[b], None if enc is None else enc[b])
+        done = [translation_of(self.tokenizers.target, unit, hyps[b], None if enc is None else enc[b])
                 for b, unit in enumerate(units)]
+        for translation, matches in zip(done, used):
+            translation.memory_matches = matches
+        return done
 
     def stream_document(self, text: str, cfg: DecodeConfig | None = None, head_mask: torch.Tensor | None = None,
                         prefix: Sequence[int] | None = None, prefix_text: str | None = None,
@@ -343,8 +357,9 @@ class TranslationStream:
         if not unit.text.strip():  # like translate(): an empty input has an empty translation
             self.result = Translation.joined(unit.text, [])
             return
-        search = Search(tr.model, tr.batch_ids([unit.source_ids]), self.cfg,
-                        tr.search_backend(self.head_mask, self.head_override), prefix=self.prefix)
+        backend = tr.search_backend(self.head_mask, self.head_override)
+        knn, used = tr.memory_mixture([unit.text], backend)
+        search = Search(tr.model, tr.batch_ids([unit.source_ids]), self.cfg, backend, prefix=self.prefix, knn=knn)
         self.beam_state = search.beam_state
         forced = len(self.prefix or ())
         for steps in search:
@@ -361,6 +376,7 @@ class TranslationStream:
         assert search.hypotheses is not None
         enc = search.encoder_attention
         self.result = translation_of(tr.tokenizers.target, unit, search.hypotheses[0], None if enc is None else enc[0])
+        self.result.memory_matches = used[0]
 
 
 class DocumentStream:

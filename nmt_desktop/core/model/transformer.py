@@ -32,6 +32,7 @@ class DecoderOutput:
     cross_attention: Tensor | None = None  # (B, L, H, T, S) when asked for
     self_attention: Tensor | None = None  # (B, L, H, T, T_total) when asked for
     cross_context: Tensor | None = None  # (B, L, H, T, dh) per-head cross-attention context when asked for
+    hidden: Tensor | None = None  # (B, T, D) the final states the output projection reads, when asked for
 
 
 @dataclass
@@ -169,7 +170,7 @@ class Transformer(nn.Module):
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
                last_only: bool = False, head_override: HeadOverride | None = None,
-               need_context: bool = False, rows: Tensor | None = None) -> DecoderOutput:
+               need_context: bool = False, rows: Tensor | None = None, need_hidden: bool = False) -> DecoderOutput:
         """Decode target positions tgt (B, t).
 
         Without a cache, tgt is the whole right-padded prefix starting with decoder_start_id and
@@ -177,6 +178,7 @@ class Transformer(nn.Module):
         head_mask: (L, H) or (B, L, H) multiplier on the cross-attention heads' outputs.
         head_override: replace chosen heads' cross-attention context by fixed means (mean ablation).
         need_context: also return each cross-attention head's context (`cross_context`).
+        need_hidden: also return the final states the output projection reads (`hidden`: kNN-MT's keys).
         rows: bool (B, t): run the linear layers and the output projection on these positions only,
         and on the non-padding source positions (training skips right padding this way: no real
         position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
@@ -214,6 +216,7 @@ class Transformer(nn.Module):
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
             torch.stack(self_ws, dim=1) if need_self else None,  # (B, L, H, t, past + t)
             torch.stack(contexts, dim=1) if need_context else None,  # (B, L, H, t, dh)
+            x if need_hidden else None,  # (B, t, D) or (N, D)
         )
 
     @property

@@ -34,9 +34,9 @@ class CompiledBackend(PythonBackend):
             self._compiled = prepare_compiled_step(self.prepared)
         return self._compiled
 
-    def _run(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool
-             ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        return run_compiled_step(self.compiled, state.cache, state.cross, tokens, need_cross, need_self)
+    def _run(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool, need_hidden: bool
+             ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
+        return run_compiled_step(self.compiled, state.cache, state.cross, tokens, need_cross, need_self, need_hidden)
 
     def pick(self, logits: Tensor, k: int, masked: tuple[int, int]) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:
         top_lp, top_ids = torch.ops.nmt_desktop.top_logprobs(logits, k, *masked)  # (R, k) each

@@ -44,12 +44,15 @@ def prepare_compiled_step(step: FusedStep) -> object:
 
 
 def run_compiled_step(compiled: object, cache: KVCache, cross: CrossState, tokens: Tensor, need_cross: bool,
-                      need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
+                      need_self: bool = False, need_hidden: bool = False
+                      ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
     """`fused_step` through the library: tokens (B,) -> logits (B, V), cross-attention (B, L, H, S)
-    with need_cross, self-attention (B, L, H, length + 1) with need_self."""
+    with need_cross, self-attention (B, L, H, length + 1) with need_self, the final state (B, D) with need_hidden."""
     end = cache.length + 1
     layers = [cache.reserve(i, end) for i in range(len(cache.layers))]
     out = compiled.run(tokens, [kv.self_k for kv in layers], [kv.self_v for kv in layers], cross.keys_t,
-                       cross.values, cross.bias, cache.length, need_cross, need_self)
+                       cross.values, cross.bias, cache.length, need_cross, need_self, need_hidden)
     cache.advance(1)
-    return out[0], out[1] if need_cross else None, out[-1] if need_self else None
+    out = list(out)
+    hidden = out.pop() if need_hidden else None
+    return out[0], out[1] if need_cross else None, out[-1] if need_self else None, hidden

@@ -138,10 +138,12 @@ def _residual(y: Tensor, norm: FusedNorm, pre_norm: bool) -> Tensor:
 
 
 def fused_step(step: FusedStep, cache: KVCache, cross: CrossState, tokens: Tensor, need_cross: bool,
-               need_self: bool = False) -> tuple[Tensor, Tensor | None, Tensor | None]:
+               need_self: bool = False, need_hidden: bool = False
+               ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
     """Decode one new position per row (`cross`: the cache's `cross_state`): tokens (B,) -> logits
-    (B, V), with need_cross the cross-attention weights (B, L, H, S) and with need_self the
-    self-attention weights (B, L, H, length + 1) of this position. Appends to and advances the cache.
+    (B, V), with need_cross the cross-attention weights (B, L, H, S), with need_self the
+    self-attention weights (B, L, H, length + 1) of this position and with need_hidden the final state
+    (B, D) the output projection reads. Appends to and advances the cache.
 
     Attention runs as `bmm` on (B*H, ...) views; every line is one or two tensor operations, as
     the per-operation cost is what a small model's step is made of.
@@ -186,7 +188,7 @@ def fused_step(step: FusedStep, cache: KVCache, cross: CrossState, tokens: Tenso
     cache.advance(1)
     if step.final_norm is not None:
         x = _layer_norm(x, step.final_norm)
-    return step.output(x), _per_row(cross_weights, B, H), _per_row(self_weights, B, H)  # (B, V), ...
+    return step.output(x), _per_row(cross_weights, B, H), _per_row(self_weights, B, H), x if need_hidden else None
 
 
 def _per_row(weights: list[Tensor], B: int, H: int) -> Tensor | None:

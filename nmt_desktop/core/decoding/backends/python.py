@@ -40,17 +40,18 @@ class PythonBackend(PythonSelection):
     def start(self, enc: EncoderOutput, capacity: int) -> FusedState:
         return FusedState(self.model.start_cache(enc, capacity))
 
-    def step(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool) -> StepOutput:
+    def step(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool,
+             need_hidden: bool = False) -> StepOutput:
         cache, limit = state.cache, self.model.config.max_positions
         if cache.length >= limit:
             raise ValueError(f"sequence of {cache.length + 1} tokens exceeds the model's max_positions ({limit})")
         if state.cross is None:
             state.cross = cross_state(cache, self.prepared.n_heads)
-        return StepOutput(*self._run(state, tokens, need_cross, need_self))
+        return StepOutput(*self._run(state, tokens, need_cross, need_self, need_hidden))
 
-    def _run(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool
-             ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        return fused_step(self.prepared, state.cache, state.cross, tokens, need_cross, need_self)
+    def _run(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool, need_hidden: bool
+             ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:
+        return fused_step(self.prepared, state.cache, state.cross, tokens, need_cross, need_self, need_hidden)
 
     def reorder(self, state: FusedState, indices: Tensor, cross: bool = True) -> None:
         state.cache.reorder(indices, cross)

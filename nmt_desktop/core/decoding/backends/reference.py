@@ -40,12 +40,14 @@ class ReferenceBackend(PythonSelection):
             mask = mask.repeat_interleave(rows // mask.shape[0], 0)
         return ReferenceState(self.model.start_cache(enc, capacity), mask)
 
-    def step(self, state: ReferenceState, tokens: Tensor, need_cross: bool, need_self: bool) -> StepOutput:
+    def step(self, state: ReferenceState, tokens: Tensor, need_cross: bool, need_self: bool,
+             need_hidden: bool = False) -> StepOutput:
         out = self.model.decode(tokens[:, None], cache=state.cache, need_cross=need_cross, need_self=need_self,
-                                head_mask=state.head_mask, head_override=self.head_override)
+                                head_mask=state.head_mask, head_override=self.head_override, need_hidden=need_hidden)
         return StepOutput(out.logits[:, -1],  # (B, V)
                           None if out.cross_attention is None else out.cross_attention[:, :, :, -1],  # (B, L, H, S)
-                          None if out.self_attention is None else out.self_attention[:, :, :, -1])
+                          None if out.self_attention is None else out.self_attention[:, :, :, -1],
+                          None if out.hidden is None else out.hidden[:, -1])  # (B, D)
 
     def reorder(self, state: ReferenceState, indices: Tensor, cross: bool = True) -> None:
         state.cache.reorder(indices, cross)

@@ -37,6 +37,7 @@ class StepOutput:
     logits: Tensor  # (B, V)
     cross_attention: Tensor | None = None  # (B, L, H, S) when asked for
     self_attention: Tensor | None = None  # (B, L, H, length) when asked for, this position included
+    hidden: Tensor | None = None  # (B, D) when asked for: the final state the output projection read (kNN-MT's query)
 
 
 @dataclass
@@ -59,8 +60,10 @@ class StepBackend(Protocol):
         """The state of a search over the B rows of `enc` (rows already replicated per beam)."""
         ...
 
-    def step(self, state: DecoderState, tokens: Tensor, need_cross: bool, need_self: bool) -> StepOutput:
-        """Feed one token per row, tokens (B,), at the next position; the state advances."""
+    def step(self, state: DecoderState, tokens: Tensor, need_cross: bool, need_self: bool,
+             need_hidden: bool = False) -> StepOutput:
+        """Feed one token per row, tokens (B,), at the next position; the state advances. need_hidden: also
+        the final hidden state (core/adaptation's query and keys)."""
         ...
 
     def pick(self, logits: Tensor, k: int, masked: tuple[int, int]) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray]:

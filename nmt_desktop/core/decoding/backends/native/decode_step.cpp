@@ -155,10 +155,11 @@ struct DecodeStep : torch::CustomClassHolder {
   // tokens (B,) at position `pos`; per layer the self-attention buffers (B, H, capacity, dh) with
   // room for pos + 1, the cross keys (B*H, dh, S) and values (B*H, S, dh); bias (B*H, 1, S) or None.
   // Returns [logits (B, V)], then the cross-attention (B, L, H, S) with need_cross, then the
-  // self-attention (B, L, H, pos + 1) with need_self.
+  // self-attention (B, L, H, pos + 1) with need_self, then the final state (B, D) the output projection
+  // read with need_hidden (the queries and keys of kNN-MT, core/adaptation).
   std::vector<Tensor> run(Tensor tokens, std::vector<Tensor> self_k, std::vector<Tensor> self_v,
                           std::vector<Tensor> keys_t, std::vector<Tensor> values, OptTensor bias,
-                          int64_t pos, bool need_cross, bool need_self) {
+                          int64_t pos, bool need_cross, bool need_self, bool need_hidden) {
     at::NoGradGuard no_grad;
     const int64_t L = static_cast<int64_t>(self_k.size());
     TORCH_CHECK(static_cast<int64_t>(linears.size()) == 6 * L + 1 && static_cast<int64_t>(norms.size()) >= 3 * L &&
@@ -230,6 +231,7 @@ struct DecodeStep : torch::CustomClassHolder {
     std::vector<Tensor> out{linears[6 * L](x, lock)};  // logits (B, V)
     if (need_cross) out.push_back(cross_out);
     if (need_self) out.push_back(self_out);
+    if (need_hidden) out.push_back(x);
     return out;
   }
 };

@@ -1,0 +1,93 @@
+"""The kNN-MT mixture of one step: p = (1 - λ) p_model + λ p_kNN, row by row.
+
+p_kNN puts softmax(-d / T) of the k nearest keys (squared L2 distance d to the step's hidden state, among the
+keys of the row's own sentence) on the tokens that followed them. λ is fixed, or adaptive as in SK-MT
+(Dai et al. 2023): λ = max(0, 1 - d_nearest / T), so a state far from every memory state keeps the model's
+distribution and an exact repeat (d = 0) follows the memory. A row whose sentence has no keys, or whose λ
+is 0, keeps the model's logits untouched (the plain path, bit for bit).
+
+The mixed rows' scores are log-probabilities, which every backend's token choice takes as logits
+(log_softmax of a log-distribution is itself), so greedy, sampling and beam search on any backend apply it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from nmt_desktop.core.adaptation.datastore import Datastore
+from nmt_desktop.core.adaptation.memory_use import MemorySource, MemoryUse
+
+__all__ = ["KnnMixture", "Mixed"]
+
+
+@dataclass
+class Mixed:
+    """One step's scores after the mixture and what provenance needs of it."""
+
+    logits: Tensor  # (R, V): mixed log-probs on the adapted rows, the model's logits elsewhere
+    rows: dict[int, int] = field(default_factory=dict)  # row in R -> its index m among the adapted rows
+    weight: np.ndarray | None = None  # (M,) λ
+    knn_weight: np.ndarray | None = None  # (M, k) softmax(-d / T) of the neighbours
+    knn_value: np.ndarray | None = None  # (M, k) the tokens they vote for
+    knn_match: np.ndarray | None = None  # (M, k) their memory match (index into `sources`)
+    sources: tuple[MemorySource, ...] = ()
+
+    def use(self, row: int, token: int) -> MemoryUse | None:
+        """How row `row`'s chosen `token` used the memory (None: the row was not adapted at this step)."""
+        m = self.rows.get(row)
+        if m is None:
+            return None
+        votes = self.knn_value[m] == token  # (k,)
+        mass = float(self.knn_weight[m][votes].sum())
+        final = float(torch.exp(self.logits[row, token]))
+        share = min(1.0, float(self.weight[m]) * mass / final) if final > 0 else 0.0
+        by_match: dict[int, float] = {}
+        for match, w in zip(self.knn_match[m][votes], self.knn_weight[m][votes]):
+            by_match[int(match)] = by_match.get(int(match), 0.0) + float(w)
+        sources = tuple(MemorySource(self.sources[i].entry_id, self.sources[i].source, self.sources[i].target,
+                                     w / mass) for i, w in sorted(by_match.items(), key=lambda kv: -kv[1]))
+        return MemoryUse(share, sources)
+
+
+class KnnMixture:
+    """A search's datastore and the mixture's settings (k, temperature T, λ fixed or None: adaptive)."""
+
+    def __init__(self, store: Datastore, k: int, temperature: float, weight: float | None = None,
+                 max_weight: float = 1.0):
+        self.store, self.k, self.temperature = store, max(1, k), float(temperature)
+        self.weight, self.max_weight = weight, max_weight
+        self._has_keys = store.has_keys()  # (B,)
+
+    def mix(self, logits: Tensor, hidden: Tensor, sentences: Tensor) -> Mixed:
+        """logits (R, V) and hidden states (R, D) of the rows of sentences (R,) (batch indices) -> `Mixed`."""
+        store = self.store
+        adapted = self._has_keys.index_select(0, sentences).nonzero().squeeze(1)  # (M,)
+        if adapted.numel() == 0:
+            return Mixed(logits)
+        h = hidden.index_select(0, adapted).float()  # (M, D)
+        own = sentences.index_select(0, adapted)  # (M,)
+        d = torch.addmm(store.norms[None, :] + (h * h).sum(-1, keepdim=True), h, store.keys.t(), alpha=-2.0)
+        d = d.clamp_min_(0.0).masked_fill_(store.sentence[None, :] != own[:, None], float("inf"))  # (M, N)
+        dist, nearest = torch.topk(d, min(self.k, d.shape[1]), dim=-1, largest=False)  # (M, k) each
+        knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a key of another sentence: 0
+        values = store.values[nearest]  # (M, k)
+        p_knn = torch.zeros(h.shape[0], logits.shape[-1], dtype=torch.float32, device=logits.device)
+        p_knn.scatter_add_(1, values, knn_w)  # (M, V)
+        if self.weight is None:
+            lam = (1.0 - dist[:, 0] / self.temperature).clamp(0.0, self.max_weight)  # (M,)
+        else:
+            lam = torch.full((h.shape[0],), float(self.weight), device=logits.device)
+        model_rows = logits.index_select(0, adapted).float()  # (M, V)
+        mixed = torch.log((1.0 - lam[:, None]) * torch.softmax(model_rows, -1) + lam[:, None] * p_knn)
+        keep = lam > 0  # (M,) rows whose neighbours are too far keep the model's own logits
+        out = logits.float().clone()
+        out.index_copy_(0, adapted, torch.where(keep[:, None], mixed, model_rows))
+        used = keep.nonzero().squeeze(1).tolist()
+        rows = [int(r) for r in adapted.tolist()]
+        return Mixed(out, {rows[m]: i for i, m in enumerate(used)}, lam[used].cpu().numpy(),
+                     knn_w[used].cpu().numpy(), values[used].cpu().numpy(),
+                     store.match[nearest[used]].cpu().numpy(), store.sources)

@@ -1,0 +1,54 @@
+"""`nmt-desktop translate --memory FILE --learn` through the real command line, in a child process: each line
+translated with the memory as it stands, printed, then its reference confirmed into the memory."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+from cli_runner import run_cli
+from nmt_desktop.core.memory import Pair, TranslationMemory
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_trained, tmp_path_factory):
+    """The tiny model with languages named (a memory is looked up by the model's pair)."""
+    from nmt_desktop.core.formats.model_folder import save_model
+
+    model, tokenizers = tiny_trained
+    named = copy.copy(model)
+    named.config = dataclasses.replace(model.config, src_lang="en", tgt_lang="xx")
+    return save_model(tmp_path_factory.mktemp("models") / "tiny-en-xx", named, tokenizers)
+
+
+def test_learn_confirms_each_reference_and_the_next_line_adapts_to_it(model_dir, tmp_path):
+    memory = tmp_path / "memory.sqlite"
+    lines = "red cat runs\trennt katze rot\nblue dog sleeps\tblau hund schlaeft\nred cat runs\trennt katze rot\n"
+    proc = run_cli("translate", "-m", str(model_dir), "--memory", str(memory), "--learn", stdin=lines)
+    assert proc.returncode == 0, proc.stderr
+    first, second, third = proc.stdout.splitlines()
+    assert first != "rennt katze rot"  # the memory was empty: the model's own translation
+    assert third == "rennt katze rot"  # confirmed after line 1: the same source now gives the post-edit
+    with TranslationMemory(memory, create=False) as tm:
+        entries = sorted((e.source, e.target, e.origin, e.pair) for e in tm.entries())
+    assert entries == [("blue dog sleeps", "blau hund schlaeft", "confirmed", Pair.of("en", "xx")),
+                       ("red cat runs", "rennt katze rot", "confirmed", Pair.of("en", "xx"))]
+
+
+def test_a_line_without_a_reference_is_named_and_the_rest_go_on(model_dir, tmp_path):
+    proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn",
+                   stdin="red cat runs\nblue dog sleeps\tblau hund schlaeft\n")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("nmt-desktop: error: input line 1: --learn needs SOURCE<TAB>REFERENCE, "
+                                   "and this line has no tab")
+    assert proc.stdout.splitlines()[0] == ""
+
+
+def test_a_memory_that_does_not_open_is_one_sentence(model_dir, tmp_path):
+    proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "none.sqlite"), "red cat")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"nmt-desktop: error: {tmp_path / 'none.sqlite'}: no translation memory there"
+    proc = run_cli("translate", "-m", str(model_dir), "--learn", "red cat")
+    assert proc.returncode != 0 and "--learn needs --memory FILE" in proc.stderr and "Traceback" not in proc.stderr
