@@ -7,6 +7,9 @@ Which segments: those of translatable units with source text and an empty target
 block with no sentence there was taken from a translation memory (`translate-file --tm`: its exact match), not
 from the model. `memory_matches` (the memory's fuzzy match of each block, or None; set by translate-file --tm)
 are written beside the translation for the reviewer.
+
+A segment a person confirmed (the desk's Ctrl+Enter) is written by its Pending's `confirm` (confirmed.py calls
+it): the format's own final state, with this app's machine marks for it removed; `finish` then writes the file.
 """
 
 from __future__ import annotations
@@ -14,10 +17,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock, check_translated
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+    from nmt_desktop.core.bilingual.inline_segments import Segment
+
+# how a person's plain text goes into an XLIFF segment's target element, the source segment's tags placed on
+# its words (confirmed.py's placer)
+Place = Callable[["Segment", str, "etree._Element"], None]
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,8 @@ class Pending:
     write: Callable[[Sequence[TranslatedBlock], Review], None]
     filled: bool | None = None  # whether it has a translation, where not its unit's target alone (PO plurals)
     others: list[BilingualUnit] = field(default_factory=list)  # the other units it fills (PO plural forms)
+    # writes a person's confirmed texts (unit id -> text; those of its units that are there) as final
+    confirm: Callable[[Mapping[str, str], Place], None] | None = None
 
     @property
     def has_target(self) -> bool:
@@ -128,6 +142,10 @@ class BilingualDocument:
             p.write(translated[cursor: cursor + n], self._review(cursor, n))
             cursor += n
         self._finish(Path(path), self.target_language)
+
+    def finish(self, path: Path) -> None:
+        """Write the file as it now is (after `Pending.confirm`) to `path`, a new file."""
+        self._finish(Path(path), None)
 
     def _review(self, start: int, count: int) -> Review:
         """The review of blocks [start, start + count): the lowest trust of their sentences, whether the memory

@@ -232,10 +232,37 @@ def in_printf_order(runs: Sequence[Run], translated: TranslatedBlock) -> Transla
             for t in translated]
 
 
-def write_segment(segment: Segment, translated: TranslatedBlock, target: etree._Element) -> None:
+def write_segment(segment: Segment, translated: TranslatedBlock, target: etree._Element, settle: bool = True) -> None:
     """`target`'s content replaced by the translated runs, with every tag of the segment once, paired and
-    nested as in the source (see the module docstring); its attributes are kept."""
-    translated = settled(segment.runs, translated)
+    nested as in the source (see the module docstring); its attributes are kept. settle: the model's
+    placeholders `settled` (off for a person's text, written as typed)."""
+    if settle:
+        translated = settled(segment.runs, translated)
+    root = _gathered(segment, translated)
+    for child in list(target):
+        target.remove(child)
+    target.text = None
+    _emit(target, root, segment)
+
+
+def written_order(segment: Segment, translated: TranslatedBlock) -> TranslatedBlock:
+    """The runs in the order write_segment writes them (a pair's runs gathered where its first run is)."""
+    out: list[TranslatedRun] = []
+
+    def walk(nodes: list) -> None:
+        for node in nodes:
+            if node[0] == "run":
+                out.append(node[1])
+            else:
+                walk(node[2])
+
+    walk(_gathered(segment, translated))
+    return out
+
+
+def _gathered(segment: Segment, translated: TranslatedBlock) -> list:
+    """The runs as a tree of ("run", run) and ("span", span index, children) nodes, in the translation's order
+    (the source's where it must keep it), each pair's runs under it."""
     order = sorted(translated, key=lambda r: r.index) if segment.source_order else list(translated)
     root: list = []
     nodes: dict[int, list] = {}
@@ -246,28 +273,27 @@ def write_segment(segment: Segment, translated: TranslatedBlock, target: etree._
                 nodes[span] = []
                 children.append(("span", span, nodes[span]))
             children = nodes[span]
-        children.append(("marker", slot.marker) if slot.marker is not None else ("text", run.text))
-    for child in list(target):
-        target.remove(child)
-    target.text = None
-    _emit(target, root, segment.spans)
+        children.append(("run", run))
+    return root
 
 
-def _emit(parent: etree._Element, nodes: list, spans: Sequence[Span]) -> None:
+def _emit(parent: etree._Element, nodes: list, segment: Segment) -> None:
     for node in nodes:
-        if node[0] == "text":
-            _append_text(parent, node[1])
-        elif node[0] == "marker":
-            parent.append(copy.deepcopy(node[1]))
+        if node[0] == "run":
+            marker = segment.slots[node[1].index].marker
+            if marker is not None:
+                parent.append(copy.deepcopy(marker))
+            else:
+                _append_text(parent, node[1].text)
         else:
-            span = spans[node[1]]
+            span = segment.spans[node[1]]
             if span.close is None:
                 element = copy.deepcopy(span.open)
                 parent.append(element)
-                _emit(element, node[2], spans)
+                _emit(element, node[2], segment)
             else:
                 parent.append(copy.deepcopy(span.open))
-                _emit(parent, node[2], spans)
+                _emit(parent, node[2], segment)
                 parent.append(copy.deepcopy(span.close))
 
 

@@ -6,6 +6,10 @@ estimate (one a translation memory gave, an exact match, no fuzzy flag; the memo
 translator comments too); the header's Language is set where empty (Plural-Forms too, for a language the table knows) and
 PO-Revision-Date is now. Each line of a msgid is a block of its own, so its line breaks stay where they
 were; software placeholders (%d, %(name)s, {0}) come back unchanged (inline_segments.text_pieces).
+
+An entry a person confirmed (confirmed.py) gets the texts as typed (msgstr, or msgstr[n] per plural form);
+once all its forms are confirmed, the fuzzy flag, the previous msgid (#| lines, which only a fuzzy entry
+needs) and this app's translator comments go.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import polib
 
-from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Review
+from nmt_desktop.core.bilingual.bilingual_document import BilingualDocument, Pending, Place, Review
 from nmt_desktop.core.bilingual.inline_segments import settled, text_pieces
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.documents.blocks import Block, DocumentError, Run, TranslatedBlock
@@ -137,8 +141,26 @@ def _pending(entry: polib.POEntry, units: list[BilingualUnit], forms: int | None
             entry.flags.remove("fuzzy")
         notes = ([Review.MEMORY_NOTE] if review.from_memory else []) + ([review.trust.note] if review.trust else []) \
             + [m.note for m in review.matches]
-        kept = [line for line in (entry.tcomment or "").split("\n") if line and not line.startswith(OUR_NOTES)]
-        entry.tcomment = "\n".join(kept + notes)
+        entry.tcomment = "\n".join(_their_notes(entry) + notes)
+
+    def confirm(texts: Mapping[str, str], _place: Place) -> None:
+        if entry.msgid_plural:
+            forms = dict(entry.msgstr_plural)
+            forms.update({u.plural: texts[u.id] for u in units if u.id in texts})
+            entry.msgstr_plural = dict(sorted(forms.items()))
+        else:
+            entry.msgstr = texts[units[0].id]
+        if all(u.id in texts for u in units):
+            if "fuzzy" in entry.flags:
+                entry.flags.remove("fuzzy")
+            entry.previous_msgctxt = entry.previous_msgid = entry.previous_msgid_plural = None
+            entry.tcomment = "\n".join(_their_notes(entry))
 
     filled = all(u.target.strip() for u in units)  # a fuzzy entry's msgstr is someone's work: kept too
-    return Pending(units[0], blocks if entry.msgid.strip() else [], write, filled=filled, others=units[1:])
+    return Pending(units[0], blocks if entry.msgid.strip() else [], write, filled=filled, others=units[1:],
+                   confirm=confirm)
+
+
+def _their_notes(entry: polib.POEntry) -> list[str]:
+    """The entry's translator comment lines, less this app's (OUR_NOTES)."""
+    return [line for line in (entry.tcomment or "").split("\n") if line and not line.startswith(OUR_NOTES)]

@@ -7,17 +7,22 @@ a translation memory gave (translate-file --tm, an exact match) gets state="tran
 state-qualifier="exact-match"; the memory's fuzzy matches are alt-trans too (origin "nmt-desktop translation
 memory", match-quality their score).
 file/@target-language is set to the model's language where the file names none.
+
+A segment a person confirmed (confirmed.py) gets state="final" without a state-qualifier, and this app's
+alt-trans for it (the machine's and the memory's) are removed; other tools' alt-trans stay. The state is the
+whole target's, so a trans-unit cut into seg-source segments turns final once every segment is confirmed.
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.bilingual.bilingual_document import MEMORY_ORIGIN, ORIGIN, BilingualDocument, Pending, Review
+from nmt_desktop.core.bilingual.bilingual_document import (MEMORY_ORIGIN, ORIGIN, BilingualDocument, Pending, Place,
+                                                            Review)
 from nmt_desktop.core.bilingual.inline_segments import local, read_segment, write_segment
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.bilingual.xml_file import child, parse_file, translatable, where, write_file
@@ -119,7 +124,17 @@ def _unit(path: Path, tu: etree._Element, mid: str, src: etree._Element, tgt: et
             tu.set("approved", "no")
         _alt_trans(tu, mid, element, review)
 
-    return unit, Pending(unit, blocks, write)
+    def confirm(texts: Mapping[str, str], place: Place) -> None:
+        place(source, texts[unit_id], _target_of(tu, mid))
+        whole = child(tu, "target")
+        parts = _segments(tu)
+        ids = [tu.get("id", "") + (f"/{m}" if len(parts) > 1 else "") for m, _s, _t in parts]
+        if all(i in texts for i in ids) or whole.get("state") in CONFIRMED_STATES:
+            whole.set("state", "final")
+            whole.attrib.pop("state-qualifier", None)
+        _drop_ours(tu, mid)
+
+    return unit, Pending(unit, blocks, write, confirm=confirm)
 
 
 def _target_of(tu: etree._Element, mid: str) -> etree._Element:
@@ -158,9 +173,7 @@ def _alt_trans(tu: etree._Element, mid: str, written: etree._Element, review: Re
     translation memory match (its score, source and target); those of an earlier run replaced."""
     ns = etree.QName(tu).namespace
     q = (lambda name: f"{{{ns}}}{name}") if ns else (lambda name: name)
-    for old in [a for a in tu if local(a) == "alt-trans" and a.get("origin") in (ORIGIN, MEMORY_ORIGIN)
-                and (a.get("mid") or "") == mid]:
-        tu.remove(old)
+    _drop_ours(tu, mid)
     alternatives = []
     if review.trust is not None:
         alt = tu.makeelement(q("alt-trans"), {"match-quality": f"{review.trust.qe:.0f}", "origin": ORIGIN})
@@ -180,3 +193,10 @@ def _alt_trans(tu: etree._Element, mid: str, written: etree._Element, review: Re
             alt.set("mid", mid)
         whole.addnext(alt)
         alt.tail = whole.tail
+
+
+def _drop_ours(tu: etree._Element, mid: str) -> None:
+    """The alt-trans this app wrote for the segment (the machine's, the memory's matches): removed."""
+    for old in [a for a in tu if local(a) == "alt-trans" and a.get("origin") in (ORIGIN, MEMORY_ORIGIN)
+                and (a.get("mid") or "") == mid]:
+        tu.remove(old)

@@ -6,17 +6,21 @@ into the Translation Candidates module: an mtc:match (type "mt", origin "nmt-des
 estimated chrF) for the segment, first in its unit. A segment a translation memory gave (translate-file --tm,
 an exact match) gets state="translated"; the memory's fuzzy matches are mtc:match elements of type "tm"
 (similarity their score). The root's trgLang is set to the model's language where the file names none.
+
+A segment a person confirmed (confirmed.py) gets state="final" (its subState removed), and the mtc:match
+elements this app wrote for it are removed (the mtc:matches too, once empty); other tools' matches stay.
 """
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from lxml import etree
 
-from nmt_desktop.core.bilingual.bilingual_document import MEMORY_ORIGIN, ORIGIN, BilingualDocument, Pending, Review
+from nmt_desktop.core.bilingual.bilingual_document import (MEMORY_ORIGIN, ORIGIN, BilingualDocument, Pending, Place,
+                                                            Review)
 from nmt_desktop.core.bilingual.inline_segments import local, read_segment, write_segment
 from nmt_desktop.core.bilingual.units import BilingualFile, BilingualUnit
 from nmt_desktop.core.bilingual.xml_file import child, parse_file, translatable, where, write_file
@@ -100,18 +104,40 @@ def _segment(unit: etree._Element, segment: etree._Element, n: int, several: boo
     blocks = [Block(source.runs, f"unit {unit_id}")] if source.text.strip() else []
 
     def write(translated: Sequence[TranslatedBlock], review: Review) -> None:
-        element = child(segment, "target")
-        if element is None:
-            src = child(segment, "source")
-            element = segment.makeelement(etree.QName(src).text.replace("source", "target"), {})
-            src.addnext(element)
-            element.tail = src.tail
+        element = _target_of(segment)
         write_segment(source, translated[0], element)
         segment.set("state", "translated" if review.from_memory else "initial")
         segment.attrib.pop("subState", None)
         _matches(unit, segment, n, element, review)
 
-    return info, Pending(info, blocks, write)
+    def confirm(texts: Mapping[str, str], place: Place) -> None:
+        place(source, texts[unit_id], _target_of(segment))
+        segment.set("state", "final")
+        segment.attrib.pop("subState", None)
+        matches = next((c for c in unit if c.tag == f"{{{MTC}}}matches"), None)
+        if matches is not None and segment.get("id"):
+            _drop_ours(matches, f"#{segment.get('id')}")
+            if not len(matches):
+                unit.remove(matches)
+
+    return info, Pending(info, blocks, write, confirm=confirm)
+
+
+def _target_of(segment: etree._Element) -> etree._Element:
+    """The segment's target, made after its source where missing."""
+    element = child(segment, "target")
+    if element is None:
+        src = child(segment, "source")
+        element = segment.makeelement(etree.QName(src).text.replace("source", "target"), {})
+        src.addnext(element)
+        element.tail = src.tail
+    return element
+
+
+def _drop_ours(matches: etree._Element, ref: str) -> None:
+    """The mtc:match elements this app wrote for the segment `ref` ("#s1"): removed."""
+    for old in [m for m in matches if m.get("origin") in (ORIGIN, MEMORY_ORIGIN) and m.get("ref") == ref]:
+        matches.remove(old)
 
 
 def _matches(unit: etree._Element, segment: etree._Element, n: int, written: etree._Element, review: Review) -> None:
@@ -130,8 +156,7 @@ def _matches(unit: etree._Element, segment: etree._Element, n: int, written: etr
         matches = unit.makeelement(f"{{{MTC}}}matches", {}, nsmap={"mtc": MTC})
         unit.insert(0, matches)
         matches.tail = unit.text
-    for old in [m for m in matches if m.get("origin") in (ORIGIN, MEMORY_ORIGIN) and m.get("ref") == ref]:
-        matches.remove(old)
+    _drop_ours(matches, ref)
     ns = etree.QName(unit).namespace
     if review.trust is not None:
         match = etree.SubElement(matches, f"{{{MTC}}}match", {"ref": ref, "type": "mt", "origin": ORIGIN,

@@ -303,12 +303,17 @@ def _alignment(translator: "Translator", sentence: "Translation", src_words: lis
         matrix = word_evidence(sentence, BEST_METHOD, src_words, tgt_words, translator=translator)
         return matrix, list(decide(matrix, BEST_METHOD))
     except ValueError:
-        n_t, n_s = len(tgt_words), len(src_words)
-        matrix = np.zeros((n_t, n_s))
-        links = [(min(n_s - 1, round(j * n_s / max(1, n_t))), j) for j in range(n_t)] if n_s else []
-        for i, j in links:
-            matrix[j, i] = 1.0
-        return matrix, links
+        return position_alignment(len(src_words), len(tgt_words))
+
+
+def position_alignment(n_s: int, n_t: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """Evidence (target words, source words) and links of target word j to the source word at its relative
+    position: the alignment when the model's cannot be had."""
+    matrix = np.zeros((n_t, n_s))  # (Wt, Ws)
+    links = [(min(n_s - 1, round(j * n_s / max(1, n_t))), j) for j in range(n_t)] if n_s else []
+    for i, j in links:
+        matrix[j, i] = 1.0
+    return matrix, links
 
 
 # --- files -----------------------------------------------------------------------------------------
