@@ -1,4 +1,5 @@
-"""The main window's menu bar: File, Translate, Tools (glossary, local server), View (theme, colour map, tabs) and Help.
+"""The main window's menu bar: File, Translate, Tools (glossary, local server, fine-tune on my memory), View (theme,
+colour map, tabs) and Help.
 
 Every keyboard shortcut of the app is a QAction made here, so Help > Keyboard shortcuts (gui/shortcuts.py)
 lists them from the window's actions and cannot go stale.
@@ -17,6 +18,7 @@ from .desk.opening import open_desk
 from .documents.glossary_editor import open_glossary_editor
 from .notices import show_notices
 from .server.dialog import open_server_dialog
+from .train.memory_fine_tune import fine_tune_on_memory
 
 if TYPE_CHECKING:
     from .window_api import WindowApi
@@ -90,6 +92,9 @@ def build_menus(window: WindowApi) -> Menus:
     a["server"] = _action(window, tools_menu, "Local &server…", lambda: open_server_dialog(window),
                           tip="Serve the models to Weblate, Subtitle Edit, OmegaT, Trados and memoQ on this computer "
                               "(LibreTranslate's and OPUS-CAT's APIs)")
+    a["fine_tune_memory"] = _action(window, tools_menu, "&Fine-tune on my memory…", lambda: fine_tune_on_memory(window),
+                                    tip="Fill the Train tab to fine-tune the loaded model on your translation memory, "
+                                        "with its own training data replayed so it keeps what it knew")
 
     view_menu = bar.addMenu("&View")
     theme_menu = view_menu.addMenu("&Theme")

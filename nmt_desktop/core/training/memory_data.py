@@ -21,6 +21,8 @@ from typing import Any
 import torch
 
 from nmt_desktop.core.config import ConfigError, TrainConfig
+from nmt_desktop.core.formats.model_folder import read_card, read_config
+from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.memory.entries import Pair
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, CorpusStats, read_corpus, split_dev
 from nmt_desktop.core.training.corpus_formats import CorpusError, normalize_space
@@ -44,6 +46,18 @@ class MemoryData:
     replay_pairs: int
     general_dev_file: str | None
     notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> list[str]:
+        """What a data check shows (the Train tab), one line each."""
+        held = len(self.dev)
+        lines = [f"Memory: {self.entries} segments of {self.pair} in {self.memory}: {held} held out as the dev set "
+                 f"(the memory's domain), {self.entries - held} to train on."]
+        if self.replay_pairs:
+            lines.append(f"Replay: {self.replay_pairs} general pairs from {self.replay_file}, mixed in.")
+        if self.general_dev:
+            lines.append(f"General text: {len(self.general_dev)} pairs of {self.general_dev_file}, scored before "
+                         f"and after.")
+        return lines + [note[:1].upper() + note[1:] + "." for note in self.notes]
 
     def card(self) -> dict[str, Any]:
         return {"memory": self.memory, "pair": str(self.pair), "entries": self.entries,
@@ -105,6 +119,19 @@ def replay_sample(general: Corpus, count: int, seed: int) -> list[tuple[str, str
         return list(general.pairs)
     rows = sorted(torch.randperm(len(general), generator=seeded_generator(seed, "replay"))[:count].tolist())
     return [general.pairs[i] for i in rows]
+
+
+def parent_model(cfg: TrainConfig) -> Path:
+    """The model folder (or zip) `from_model` names, absolute: what a fine-tuned model's card records as its
+    parent."""
+    return resolve_model_path(cfg.from_model, lambda _: None).absolute()
+
+
+def memory_data_for(cfg: TrainConfig) -> MemoryData:
+    """`read_memory_data` for the parent `cfg.from_model` names (its card's data files and languages)."""
+    parent = parent_model(cfg)
+    config = read_config(parent)
+    return read_memory_data(cfg, read_card(parent), parent, (config.src_lang, config.tgt_lang))
 
 
 def read_memory_data(cfg: TrainConfig, parent_card: dict[str, Any], parent_folder: Path,

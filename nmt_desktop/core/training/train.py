@@ -33,7 +33,7 @@ from torch import Tensor
 
 from nmt_desktop.core.config import PRESETS, ConfigError, ModelConfig, TrainConfig
 from nmt_desktop.core.formats.model_card import note_run_steps, source_words
-from nmt_desktop.core.formats.model_folder import load_model, read_card, read_config
+from nmt_desktop.core.formats.model_folder import load_model
 from nmt_desktop.core.formats.model_glossary import GLOSSARY_FILE, KeptGlossary, keep_parent_glossary
 from nmt_desktop.core.locations import resolve_model_path
 from nmt_desktop.core.model.transformer import Transformer, build_model, count_parameters
@@ -44,7 +44,7 @@ from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoi
                                                   write_model_atomically)
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
 from nmt_desktop.core.training.domain_scores import before_after, bleu_chrf, parent_scores
-from nmt_desktop.core.training.memory_data import MemoryData, read_memory_data
+from nmt_desktop.core.training.memory_data import MemoryData, memory_data_for, parent_model
 from nmt_desktop.core.training.process_placement import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
@@ -129,9 +129,7 @@ class Trainer:
     def _read_data(self) -> tuple[Corpus, Corpus | None]:
         cfg = self.cfg
         if cfg.memory:
-            parent = self._parent_path()
-            config = read_config(parent)
-            self.memory_data = read_memory_data(cfg, read_card(parent), parent, (config.src_lang, config.tgt_lang))
+            self.memory_data = memory_data_for(cfg)
             return self.memory_data.train, self.memory_data.dev
         spec = CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
                             src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
@@ -188,10 +186,6 @@ class Trainer:
         self._barrier()
         tokenizers = TokenizerPair.load(tok_dir)
         return build_model(self._model_config(tokenizers), seed=cfg.seed), tokenizers
-
-    def _parent_path(self) -> Path:
-        """The model folder (or zip) `from_model` names, absolute: what the card records as the parent."""
-        return resolve_model_path(self.cfg.from_model, lambda _: None).absolute()
 
     def _keep_glossary(self) -> KeptGlossary | None:
         """The parent model's glossary, copied into the run folder when fine-tuning starts (a resumed run keeps
@@ -496,7 +490,7 @@ class Trainer:
             "parameters": count_parameters(self.model),
         }
         if cfg.from_model:
-            card["parent"] = str(self._parent_path())  # the Models tab's "Back to the parent model"
+            card["parent"] = str(parent_model(cfg))  # the Models tab's "Back to the parent model"
         if self.kept_glossary is not None:
             card["glossary"] = self.kept_glossary.card_note()
         if self.memory_data is not None and metrics.get("memory_scores"):

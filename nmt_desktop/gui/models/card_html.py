@@ -20,7 +20,7 @@ SHORT_TEXT_HINT = ("Trained on short everyday sentences (Tatoeba): fine for phra
 # keys the sections below show; everything else is listed under "Other details"
 _SHOWN = {"name", "src_lang", "tgt_lang", "architecture", "parameters", "weights_dtype", "weights", "attribution",
           "license", "data", "training", "averaged_from", "eval", "dev", "fine_tuned_from", "glossary", "hub_repo", "revision",
-          "url", "source", "downloaded", "retrain", "note", "date", "created"}
+          "url", "source", "downloaded", "retrain", "note", "date", "created", "parent", "memory"}
 
 
 def _empty(value: Any) -> bool:
@@ -170,6 +170,32 @@ def _scores(card: dict[str, Any]) -> str:
     return f"<table cellspacing='0'><tr>{head}</tr>{body}</table>{note}"
 
 
+def _memory(card: dict[str, Any]) -> str:
+    """A memory fine-tune's scores (core/training/memory_data.py): the parent's and this model's BLEU and chrF on
+    the memory's domain and on general text, and how much of each the training read."""
+    memory = card.get("memory")
+    if not isinstance(memory, dict) or not isinstance(memory.get("scores"), dict):
+        return ""
+    cell = "style='padding:1px 10px 1px 0'"
+    head = "".join(f"<th align='left' {cell}>{h}</th>" for h in ("Text", "Sentences", "BLEU before → after",
+                                                                   "chrF before → after"))
+    body = ""
+    for domain, title in (("memory", "Your memory's domain"), ("general", "General text")):
+        before, after = (memory["scores"].get(domain) or {}).get("before") or {}, \
+            (memory["scores"].get(domain) or {}).get("after") or {}
+        if before and after:
+            body += (f"<tr><td {cell}>{title}</td><td {cell}>{readable(after.get('sentences', ''))}</td>"
+                     + "".join(f"<td {cell}>{readable(before[m])} → {readable(after[m])}</td>" for m in ("bleu", "chrf"))
+                     + "</tr>")
+    replay = memory.get("replay") or {}
+    rows = _rows([("Memory", f"{memory.get('memory', '')} ({readable(memory.get('entries', 0))} segments of "
+                             f"{memory.get('pair', '')})"),
+                  ("Replayed general pairs", f"{readable(replay.get('pairs', 0))}"
+                                             + (f" from {replay['file']}" if replay.get("file") else "")),
+                  ("Note", memory.get("notes"))])
+    return (f"<table cellspacing='0'><tr>{head}</tr>{body}</table>" if body else "") + rows
+
+
 def _source(card: dict[str, Any]) -> str:
     rows: list[tuple[str, Any]] = []
     repo = card.get("hub_repo")
@@ -208,6 +234,7 @@ def card_html(card: dict[str, Any] | None, *, name: str = "", src_lang: str = ""
     parts.append(_section("Training data", _data(card)))
     parts.append(_section("Training", _training(card)))
     parts.append(_section("Scores", _scores(card)))
+    parts.append(_section("Fine-tuned on your memory", _memory(card)))
     parts.append(_section("Source", _source(card)))
     other = [(_label(k), v) for k, v in card.items() if k not in _SHOWN]
     parts.append(_section("Other details", _rows(other)))

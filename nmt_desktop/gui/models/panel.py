@@ -130,6 +130,9 @@ class ModelsPanel(QWidget):
         self.remove_button = QPushButton("Remove")
         self.remove_button.setToolTip("Delete the selected installed model from your models folder")
         self.remove_button.clicked.connect(self.remove_selected)
+        self.parent_button = QPushButton("Back to the parent model")  # a fine-tuned model's card names its parent
+        self.parent_button.clicked.connect(self.load_parent)
+        self.parent_button.hide()
         self.load_button.setToolTip("Load the selected model")
         self.open_button.setToolTip("Load a model folder from disk")
         self.open_zip_button.setToolTip("Load a zipped model folder")
@@ -157,6 +160,7 @@ class ModelsPanel(QWidget):
         row.addWidget(self.open_button)
         row.addWidget(self.open_zip_button)
         ll.addLayout(row)
+        ll.addWidget(self.parent_button)
         ll.addWidget(self.busy_label)
         ll.addWidget(self.busy)
 
@@ -209,6 +213,22 @@ class ModelsPanel(QWidget):
             self._mark_loaded(item, path)
             self.recent_list.addItem(item)
         self.info_view.setHtml(info_html(self.info))
+        parent = self.parent_model()
+        self.parent_button.setVisible(parent is not None)
+        if parent is not None:
+            self.parent_button.setText(f"Back to the parent model ({model_label(parent)})")
+            self.parent_button.setToolTip(f"Load {parent}, the model this one was fine-tuned from")
+
+    def parent_model(self) -> str | None:
+        """The loaded model's parent (card "parent", written when it was fine-tuned), if it is still there."""
+        parent = self.info.card.get("parent") if self.info is not None else None
+        return parent if isinstance(parent, str) and Path(parent).exists() else None
+
+    def load_parent(self) -> None:
+        """Back to the model the loaded one was fine-tuned from: one click undoes a fine-tune's effect."""
+        parent = self.parent_model()
+        if parent is not None:
+            self.load(parent)
 
     def picker_models(self) -> list[tuple[str, str]]:
         """(label, path) of every model to offer for translating: recently used first, then the bundled and

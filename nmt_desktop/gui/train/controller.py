@@ -45,6 +45,11 @@ def check_data(cfg: TrainConfig) -> DataCheck:
     """Read and validate the run's corpora as the trainer will (CorpusError names file and line)."""
     from nmt_desktop.core.training.corpus import CorpusSpec, read_corpus, split_dev
 
+    if cfg.memory:  # the memory's segments, its dev part, the replay and the general text, as the trainer reads them
+        from nmt_desktop.core.training.memory_data import memory_data_for
+
+        data = memory_data_for(cfg)
+        return DataCheck(data.train.preview(PREVIEW_PAIRS), data.summary())
     langs = dict(src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
     train = read_corpus(CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt,
                                    reverse=cfg.reverse, **langs))
@@ -158,7 +163,7 @@ class TrainController(QObject):
         if self.running or self.state == "checking":
             return False
         try:
-            if not cfg.train and not (cfg.train_src and cfg.train_tgt):
+            if not cfg.train and not (cfg.train_src and cfg.train_tgt) and not cfg.memory:
                 raise ConfigError("choose the training data first")
             cfg.validate()
         except ConfigError as exc:

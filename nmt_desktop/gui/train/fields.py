@@ -34,9 +34,11 @@ class FloatEdit(QLineEdit):
 class PathRow(QWidget):
     """A path line edit with a Browse… button."""
 
-    def __init__(self, title: str, placeholder: str = "", on_pick: Callable[[], None] | None = None):
+    def __init__(self, title: str, placeholder: str = "", on_pick: Callable[[], None] | None = None,
+                 file_filter: str = CORPUS_FILTER):
         super().__init__()
         self.title = title
+        self.file_filter = file_filter
         self.edit = QLineEdit()
         self.edit.setPlaceholderText(placeholder)
         self.button = QPushButton("Browse…")
@@ -49,7 +51,7 @@ class PathRow(QWidget):
 
     def _browse(self) -> None:
         start = str(Path(self.text()).parent) if self.text() else str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(self, self.title, start, CORPUS_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, self.title, start, self.file_filter)
         if path:
             self.edit.setText(path)
             if self._on_pick is not None:

@@ -23,6 +23,7 @@ from nmt_desktop.core.locations import user_runs_dir
 from .device_detection import Device, no_gpu_message
 from .fields import FloatEdit, PathRow, double_box, spin_box
 from .form_tips import apply_tips
+from .memory_rows import MemoryRows
 from .process import command_lines
 
 if TYPE_CHECKING:
@@ -35,7 +36,10 @@ FINETUNE_DEFAULTS: dict[str, Any] = dict(lr=1e-4, warmup_steps=500, dropout=None
 SCRATCH_DEFAULTS: dict[str, Any] = dict(preset="small", vocab_size=8000, lr=7e-4, warmup_steps=4000, dropout=0.1,
                                         max_steps=None, epochs=20.0, eval_every=1000, patience=10)
 
-TRAIN_KINDS = ("TSV or TMX file", "Two aligned files")
+TRAIN_KINDS = ("TSV or TMX file", "Two aligned files", "Translation memory")
+MEMORY_KIND = 2  # fine-tuning on a translation memory (memory_rows.py)
+# Fine-tuning on a memory: a few hundred segments, so fewer steps and evaluations than a corpus fine-tune.
+MEMORY_DEFAULTS: dict[str, Any] = dict(FINETUNE_DEFAULTS, warmup_steps=50, max_steps=400, eval_every=100, patience=3)
 DEV_KINDS = ("Automatic split", "TSV or TMX file", "Two aligned files", "No dev set")
 
 
@@ -89,6 +93,7 @@ class TrainForm(QWidget):
         f.addRow("File", self.train_file)
         f.addRow("Source file", self.train_src)
         f.addRow("Target file", self.train_tgt)
+        self.memory_rows = MemoryRows(f, check)
         langs = QHBoxLayout()
         self.src_lang = QLineEdit()
         self.src_lang.setPlaceholderText("source, e.g. en")
@@ -259,8 +264,11 @@ class TrainForm(QWidget):
 
     def _update_kinds(self) -> None:
         aligned = self.train_kind.currentIndex() == 1
+        memory = self.train_kind.currentIndex() == MEMORY_KIND
+        self.memory_rows.set_visible(self.data_form, memory)
         dev = self.dev_kind.currentIndex()
-        for widget, visible in ((self.train_file, not aligned), (self.train_src, aligned), (self.train_tgt, aligned),
+        for widget, visible in ((self.train_file, not (aligned or memory)), (self.train_src, aligned),
+                                (self.train_tgt, aligned),
                                 (self.dev_file, dev == 1), (self.dev_src, dev == 2), (self.dev_tgt, dev == 2),
                                 (self.dev_split_widget, dev == 0)):
             self.data_form.setRowVisible(widget, visible)
@@ -381,8 +389,10 @@ class TrainForm(QWidget):
         dev = self.dev_kind.currentIndex()
         epochs = self.limit_kind.currentIndex() == 1
         dropout = self.dropout.value()
+        memory = self.train_kind.currentIndex() == MEMORY_KIND
         fields: dict[str, Any] = dict(
-            train=None if aligned else (self.train_file.text() or None),
+            train=None if aligned or memory else (self.train_file.text() or None),
+            **self.memory_rows.fields(memory),
             train_src=(self.train_src.text() or None) if aligned else None,
             train_tgt=(self.train_tgt.text() or None) if aligned else None,
             dev=(self.dev_file.text() or None) if dev == 1 else None,
@@ -426,7 +436,8 @@ class TrainForm(QWidget):
         if not scratch and cfg.from_model != self.model_path:
             self.model_path = cfg.from_model
             self.model_label.setText(f"{cfg.from_model} (from the loaded config)")
-        self.train_kind.setCurrentIndex(1 if (cfg.train_src or cfg.train_tgt) else 0)
+        self.train_kind.setCurrentIndex(MEMORY_KIND if cfg.memory else 1 if (cfg.train_src or cfg.train_tgt) else 0)
+        self.memory_rows.show(cfg)
         self.train_file.setText(cfg.train)
         self.train_src.setText(cfg.train_src)
         self.train_tgt.setText(cfg.train_tgt)
@@ -469,6 +480,25 @@ class TrainForm(QWidget):
         self.threads.setValue(cfg.threads)
         self.seed.setValue(cfg.seed)
         self.out_edit.setText(cfg.out or "")
+        self.update_command()
+
+    def use_memory(self, memory: str, replay: str | None, general_dev: str | None) -> None:
+        """Fill the form to fine-tune the loaded model on `memory` (Tools > Fine-tune on my memory…), with the
+        memory's defaults; the direction is the model's."""
+        self._set_mode(scratch=False)
+        self.train_kind.setCurrentIndex(MEMORY_KIND)
+        self.memory_rows.show(TrainConfig(memory=memory, replay=replay, general_dev=general_dev))
+        self.dev_kind.setCurrentIndex(0)
+        self.dev_percent.setValue(10.0)
+        for edit, lang in zip((self.src_lang, self.tgt_lang), self.model_langs):
+            edit.setText(lang)
+        d = MEMORY_DEFAULTS
+        self.warmup.setValue(d["warmup_steps"])
+        self.limit_kind.setCurrentIndex(0)
+        self._limit_kind_changed()
+        self.limit_value.setValue(d["max_steps"])
+        self.eval_every.setValue(d["eval_every"])
+        self.patience.setValue(d["patience"])
         self.update_command()
 
     def save_config(self, path: str | Path) -> None:
