@@ -7,7 +7,9 @@ nothing starts) and shown as a side-by-side table, a row per block (table.py). T
 `translate_document` with the dialog's options (options.py: glossary, do-not-translate pattern, Keep
 formatting) in `DocumentWorker` (worker.py); the core reports progress in sentences only, so the translated
 blocks fill the table when it ends. Cancel stops between batches and leaves nothing to save; Save writes
-through `save_translation` (a temporary file renamed into place, never over the source).
+through `save_translation` (a temporary file renamed into place, never over the source). A bilingual file
+(XLIFF, PO) shows the options' overwrite box: ticked, every translatable segment is listed and translated
+again (translate-file --overwrite), else only the empty ones.
 
 Trust signals (per-sentence confidence) are not shown here: the preview is per block, and a block's signal
 would need quality estimation per block, which is not cheap; the Translate tab shows them per sentence.
@@ -95,6 +97,7 @@ class DocumentDialog(QDialog):
         self.options = DocumentOptionsBox(self.model_path)
         self.options.changed.connect(lambda: self._set_running(self.running))
         self.options.edit_glossary_button.clicked.connect(self.edit_glossary)
+        self.options.overwrite.toggled.connect(self._on_overwrite)
         self.table = LineTable()
         self.table.setToolTip("The document, a row per paragraph, cell or cue, and its translation beside it "
                               "(greyed rows are kept as they are)")
@@ -143,7 +146,8 @@ class DocumentDialog(QDialog):
         self.cancel_button.setEnabled(running)
         self.open_button.setEnabled(not running)
         self.options.setEnabled(not running)
-        self.translate_button.setEnabled(not running and self.document is not None and self.options.valid)
+        self.translate_button.setEnabled(not running and self.document is not None and bool(self.document.blocks)
+                                         and self.options.valid)
         self.save_button.setEnabled(not running and self.result is not None)
 
     def _show_error(self, message: str | None) -> None:
@@ -168,17 +172,42 @@ class DocumentDialog(QDialog):
         except Exception as exc:  # noqa: BLE001 - a format module's bug must not take the app down
             log.exception("cannot read %s", path)
             return f"{Path(path).name} cannot be read: {one_line(exc)}"
+        bilingual = hasattr(document, "select")  # core/bilingual: segments with a target are left unless overwritten
+        if bilingual:
+            document.select(overwrite=True)
         if not any(block.text.strip() for block in document.blocks):
             return f"{Path(path).name} has no text to translate"
+        if bilingual:
+            document.select(overwrite=False)
         self.cancel()
         self.path, self.document, self.result, self.lines = Path(path), document, None, None
         self.title.setText(f"{self.path.name} ({format_of(self.path).name}) → {self.target_lang or 'translation'}")
-        blocks = document.blocks
+        self.options.overwrite.blockSignals(True)
+        self.options.overwrite.setChecked(False)
+        self.options.overwrite.blockSignals(False)
+        self.options.overwrite.setVisible(bilingual)
+        self._show_blocks()
+        return None
+
+    def _show_blocks(self) -> None:
+        """The open document's blocks in the table, not yet translated."""
+        blocks = self.document.blocks
         self.table.pairs.set_source([b.text for b in blocks], [b.where for b in blocks], [b.verbatim for b in blocks])
         self.progress.setValue(0)
-        self.status.setText(f"{len(blocks)} blocks read: choose the options and click Translate.")
+        if blocks or not hasattr(self.document, "select"):
+            self.status.setText(f"{len(blocks)} blocks read: choose the options and click Translate.")
+        else:
+            self.status.setText("Every segment has a target: tick \u201cTranslate segments that have a target "
+                                "again\u201d to translate them.")
         self._set_running(False)
-        return None
+
+    def _on_overwrite(self, checked: bool) -> None:
+        """The overwrite box: the bilingual file's segments to translate chosen again (a translation done is dropped)."""
+        if self.document is None or not hasattr(self.document, "select") or self.running:
+            return
+        self.document.select(overwrite=checked)
+        self.result, self.lines = None, None
+        self._show_blocks()
 
     def translate_file(self, path: str | os.PathLike) -> str | None:
         """Read `path` and start translating it with the current options; the one-sentence error for a bad file."""
@@ -286,9 +315,9 @@ class DocumentDialog(QDialog):
             return None
         if path is None:
             info = format_of(self.path)
-            suggested = str(output_path(self.path, self.target_lang or None))
-            name, _ = QFileDialog.getSaveFileName(self, "Save translation", suggested,
-                                                  f"{info.name} (*{self.path.suffix})")
+            suggested = output_path(self.path, self.target_lang or None)  # a filled .pot template is a .po file
+            name, _ = QFileDialog.getSaveFileName(self, "Save translation", str(suggested),
+                                                  f"{info.name} (*{suggested.suffix})")
             if not name:
                 return None
             path = name

@@ -1,5 +1,6 @@
 """The Translate file dialog's options: glossary, do-not-translate pattern and Keep formatting, read into the
-core's `DocumentOptions` when Translate is clicked.
+core's `DocumentOptions` when Translate is clicked; for a bilingual file (XLIFF, PO), whether segments that
+have a target are translated again (translate-file --overwrite: the dialog re-chooses the document's blocks).
 
 The glossary combo offers "No glossary", the loaded model's saved glossary (glossary_store.py) and any
 .tsv/.tbx chosen for this document ("Choose file…"). A glossary is read again at each Translate, so an edit
@@ -69,6 +70,11 @@ class DocumentOptionsBox(QWidget):
         self.keep_formatting.setChecked(True)
         self.keep_formatting.setToolTip("Carry bold, italic, links and code spans onto the words of the translation "
                                         "aligned to them (off: each paragraph's translation takes its first look)")
+        self.overwrite = QCheckBox("Translate segments that have a target again")
+        self.overwrite.setToolTip("Bilingual files (XLIFF, PO): translate every segment again, confirmed ones "
+                                  "included, as translate-file --overwrite does (off: only empty segments are "
+                                  "filled; machine output is marked for review either way)")
+        self.overwrite.hide()  # shown for bilingual files (dialog.py)
         self.error = QLabel("")
         self.error.setObjectName("hint")
         self.error.setWordWrap(True)
@@ -84,6 +90,7 @@ class DocumentOptionsBox(QWidget):
         form.addRow("Glossary:", glossary_row)
         form.addRow("Do not translate:", self.dnt)
         form.addRow("", self.keep_formatting)
+        form.addRow("", self.overwrite)
         form.addRow("", self.error)
         self.refresh_glossaries()
         self.glossary_combo.activated.connect(self._on_glossary_activated)
