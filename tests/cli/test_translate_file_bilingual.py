@@ -118,3 +118,19 @@ def test_bad_bilingual_input_is_one_line_and_writes_nothing(tmp_path):
     done = run_cli("translate-file", str(french), "-m", "en-de")
     assert "fr.xlf is for target language fr-FR, but the model's target language is de" in assert_one_error_line(done, 1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.xlf", "fr.xlf"]
+
+
+def test_a_pot_template_filled_is_saved_as_the_languages_po(tmp_path):
+    """A .pot filled in a language is that language's PO file: messages.pot -> messages.de.po (not .de.pot)."""
+    pot = polib.POFile()
+    pot.metadata = {"Project-Id-Version": "demo", "Content-Type": "text/plain; charset=CHARSET",
+                    "Plural-Forms": "nplurals=INTEGER; plural=EXPRESSION;"}
+    pot.append(polib.POEntry(msgid="Open the file", msgstr=""))
+    source = tmp_path / "messages.pot"
+    pot.save(str(source))
+    done = run_cli("translate-file", str(source), "-m", "en-de")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["messages.de.po", "messages.pot"]
+    po = polib.pofile(str(tmp_path / "messages.de.po"))
+    assert po.metadata["Language"] == "de" and po.metadata["Plural-Forms"].startswith("nplurals=2")
+    assert po[0].msgstr.strip() and po[0].fuzzy

@@ -321,9 +321,15 @@ def position_alignment(n_s: int, n_t: int) -> tuple[np.ndarray, list[tuple[int, 
 
 def output_path(path: str | Path, language: str | None = None) -> Path:
     """Where a translation is written by default: report.docx -> report.de.docx (report.translated.docx
-    without a language), beside the source, never the source itself."""
+    without a language), beside the source, never the source itself. A gettext template filled in a language
+    is that language's PO file: messages.pot -> messages.de.po."""
     path = Path(path)
-    return path.with_name(f"{path.stem}.{language or 'translated'}{path.suffix}")
+    return path.with_name(f"{path.stem}.{language or 'translated'}{_saved_suffix(path)}")
+
+
+def _saved_suffix(source: Path) -> str:
+    """The suffix a translation of `source` has: its own, but .po for a .pot template."""
+    return ".po" if source.suffix.lower() == ".pot" else source.suffix
 
 
 def _new_file_mode(source: Path) -> int:
@@ -342,8 +348,8 @@ def save_translation(result: DocumentTranslation, out: str | Path) -> Path:
     out, source = Path(out), Path(result.document.path)
     if out.exists() and source.exists() and os.path.samefile(out, source):
         raise DocumentError(f"{out.name} is the file being translated: choose another name for the translation")
-    if out.suffix.lower() != source.suffix.lower():
-        raise DocumentError(f"{out.name}: a translation of {source.name} is saved as {source.suffix} too")
+    if out.suffix.lower() not in {source.suffix.lower(), _saved_suffix(source)}:
+        raise DocumentError(f"{out.name}: a translation of {source.name} is saved as {_saved_suffix(source)}")
     fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial" + out.suffix, dir=out.parent or ".")
     os.close(fd)
     try:

@@ -97,6 +97,7 @@ def test_save_never_replaces_the_input_nor_leaves_half_a_file(en_de, tmp_path):
         save_translation(result, tmp_path / "b.txt")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     assert output_path(tmp_path / "report.docx", "de").name == "report.de.docx"
+    assert output_path(tmp_path / "messages.pot", "de").name == "messages.de.po"  # a filled template is a PO file
     source.chmod(0o644)
     document.fail = False
     saved = save_translation(result, tmp_path / "c.txt")
