@@ -21,7 +21,7 @@ from nmt_desktop.core.training.train_flags import train_flag
 
 _CHOICES = {"preset": ["tiny", "small", "base"], "schedule": ["inverse_sqrt", "constant", "cosine"],
             "freeze": ["none", "embeddings", "encoder"], "progress": ["bar", "json"],
-            "activation": ["relu", "gelu", "silu"], "norm": ["post", "pre"]}
+            "activation": ["relu", "gelu", "silu"], "norm": ["post", "pre"], "precision": ["auto", "fp32", "bf16", "fp16"]}
 _GROUPS = [
     ("data", ["train", "train_src", "train_tgt", "dev", "dev_src", "dev_tgt", "dev_fraction", "reverse", "src_lang",
               "tgt_lang", "max_tokens", "out"]),
@@ -35,7 +35,7 @@ _GROUPS = [
     ("limits (the first reached ends the run)", ["max_steps", "epochs", "max_time"]),
     ("evaluation", ["eval_every", "eval_sentences", "eval_beam", "patience", "keep_checkpoints", "samples", "probe",
                     "log_every"]),
-    ("machine and output", ["device", "threads", "seed", "progress"]),
+    ("machine and output", ["device", "precision", "compile", "threads", "seed", "progress"]),
 ]
 
 
@@ -100,7 +100,9 @@ class _BarReporter:
         if kind == "start":
             total = event.get("total_steps")
             self.bar = tqdm(total=total, initial=event["step"], unit="step", dynamic_ncols=True, file=sys.stderr)
-            tqdm.write(f"training {event['parameters']:,} parameters on {event['device']}: "
+            if event.get("precision_note"):
+                tqdm.write(f"note: {event['precision_note']}", file=sys.stderr)
+            tqdm.write(f"training {event['parameters']:,} parameters on {event['device']} ({event['precision']}): "
                        f"{event['train_pairs']:,} pairs, {event['dev_pairs']:,} dev pairs, "
                        f"{event['steps_per_epoch']} steps/epoch, padding {event['padding_fraction']:.1%}",
                        file=sys.stderr)

@@ -276,6 +276,8 @@ class TrainConfig:
     log_every: int = 50  # optimizer steps between progress events
     # machine
     device: str = "auto"  # auto | cpu | cuda | cuda:N | mps
+    precision: str = "auto"  # auto (bf16 on a GPU with bf16 units, else fp32) | fp32 | bf16 | fp16 (with a grad scaler)
+    compile: bool = False  # torch.compile the model for the training steps
     threads: int = 0  # CPU threads for torch (0 = torch's default)
     seed: int = 1
     progress: str = "bar"  # bar (tqdm) | json (one event per line on stdout)
@@ -301,6 +303,8 @@ class TrainConfig:
             raise ConfigError(f"field 'schedule' must be inverse_sqrt, constant or cosine, got {self.schedule!r}")
         if self.freeze not in ("none", "embeddings", "encoder"):
             raise ConfigError(f"field 'freeze' must be none, embeddings or encoder, got {self.freeze!r}")
+        if self.precision not in ("auto", "fp32", "bf16", "fp16"):
+            raise ConfigError(f"field 'precision' must be auto, fp32, bf16 or fp16, got {self.precision!r}")
         if self.progress not in ("bar", "json", "none"):
             raise ConfigError(f"field 'progress' must be bar or json, got {self.progress!r}")
         if self.schedule == "cosine" and not self.max_steps:

@@ -48,6 +48,10 @@ from nmt_desktop.core.training.memory_data import MemoryData, memory_data_for, p
 from nmt_desktop.core.training.process_placement import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
+from nmt_desktop.core.training.out_of_memory import (first_rows, free_cached_memory, largest_fitting_rows,
+                                                     out_of_memory_sentence, padded_tokens)
+from nmt_desktop.core.training.precision import AmpPolicy, precision_note
+from nmt_desktop.core.training.prefetch import Prefetcher
 from nmt_desktop.core.training.schedule import learning_rate
 
 Event = dict[str, Any]
@@ -247,10 +251,16 @@ class Trainer:
         self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=(cfg.adam_beta1, cfg.adam_beta2),
                                            eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
                                            **({"fused": True} if fused else {}))
+        self.params = params  # the trained parameters, for clipping and the gradient norm
+        try:
+            self.amp = AmpPolicy.for_device(cfg.precision, self.device)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
         if self._resume_from is not None:
             saved = load_trainer_state(self._resume_from, self.optimizer)
             known = {f.name for f in dataclasses.fields(LoopState)}
             self.state = LoopState(**{k: v for k, v in saved.items() if k in known})
+            self.amp.load_state_dict(saved.get("grad_scaler"))
         self.ddp_model = model
         if self.dist.world > 1:
             from torch.nn.parallel import DistributedDataParallel
@@ -259,8 +269,10 @@ class Trainer:
                 model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
         if self.dist.main:
             (self.out / "train_config.toml").write_text(cfg.to_toml(), encoding="utf-8")
-        self.autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda"
-                         else torch.autocast("cpu", enabled=False))
+        self.autocast = self.amp.autocast()
+        self.step_model = self.ddp_model
+        if cfg.compile:  # token-budget batches change shape every step: compile for dynamic shapes
+            self.step_model = torch.compile(self.ddp_model, dynamic=True)
         self.train_stats, self.dev_stats = train.stats, (dev.stats if dev else None)
 
     # --- the loop -------------------------------------------------------------------------------
@@ -289,31 +301,41 @@ class Trainer:
             return "max_time"
         return None
 
-    def _train_step(self, micro: list[Batch]) -> tuple[float, float, int]:
-        """One optimizer step over micro-batches; returns (loss per token, grad norm, target tokens)."""
-        model, cfg = self.ddp_model, self.cfg
+    def _train_step(self, micro: list[Batch]) -> tuple[Tensor, Tensor, int]:
+        """One optimizer step over micro-batches; returns (summed loss, grad norm, target tokens).
+
+        The loss and the norm stay on the device (0-dim tensors): the loop reads them once per log interval,
+        so a GPU is never made to wait for the host between micro-batches.
+        """
+        model, cfg, scaler = self.step_model, self.cfg, self.amp.scaler
         ntok = sum(b.n_tgt_tokens for b in micro)
-        loss_total = 0.0
+        loss_total = torch.zeros((), device=self.device)  # () summed loss of the step
         for i, batch in enumerate(micro):
             src, tgt_in, tgt_out = (t.to(self.device, non_blocking=True) for t in (batch.src, batch.tgt_in, batch.tgt_out))
             sync = i == len(micro) - 1 or self.dist.world == 1
-            ctx = model.no_sync() if not sync else contextlib.nullcontext()
+            ctx = self.ddp_model.no_sync() if not sync else contextlib.nullcontext()
             with ctx:
                 with self.autocast:
                     loss = token_loss(model, src, tgt_in, tgt_out, self.config.pad_id, cfg.label_smoothing)
-                (loss / ntok).backward()
-            loss_total += float(loss.detach())
-        params = [p for p in self.model.parameters() if p.requires_grad]
+                scaled = loss / ntok
+                (scaler.scale(scaled) if scaler is not None else scaled).backward()
+            loss_total += loss.detach()
+        if scaler is not None:
+            scaler.unscale_(self.optimizer)  # clip the true gradients
         if cfg.clip_norm > 0:
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.clip_norm))
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.clip_norm)
         else:
-            grad_norm = float(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params if p.grad is not None])))
+            grad_norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in self.params if p.grad is not None]))
         lr = learning_rate(self.state.step + 1, cfg)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        self.optimizer.step()
+        if scaler is not None:
+            scaler.step(self.optimizer)  # skipped when the scaled gradients overflowed
+            scaler.update()
+        else:
+            self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return loss_total / max(ntok, 1), grad_norm, ntok
+        return loss_total, grad_norm.detach(), ntok
 
     def _should_stop_all(self) -> bool:
         """True on every rank when any rank was asked to stop."""
@@ -333,13 +355,15 @@ class Trainer:
         steps_per_epoch = self._steps_per_epoch()
         total = self._total_steps(steps_per_epoch)
         self.emit("start", resumed=self._resume_from is not None, device=str(self.device), world_size=self.dist.world,
+                  precision=self.amp.precision, precision_note=precision_note(self.amp.precision, self.device.type),
                   parameters=count_parameters(self.model), model=self.config.to_dict(),
                   train_pairs=len(self.train_data), dev_pairs=len(self.dev_pairs),
                   skipped=self._skip_counts(), steps_per_epoch=steps_per_epoch, total_steps=total,
                   padding_fraction=round(padding_fraction(self._epoch_batches(st.epoch)), 4),
                   config=cfg.to_dict(), out=str(self.out))
         reason = self._limit_reached(total)
-        window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+        window_tokens, window_steps, window_start = 0, 0, time.perf_counter()
+        window_loss = torch.zeros((), device=self.device)  # () sum of the window's per-token step losses
         last_tick = time.perf_counter()
         while reason is None:
             batches = self._epoch_batches(st.epoch)
@@ -348,42 +372,45 @@ class Trainer:
                                     f"({cfg.accum_steps}); lower --accum-steps or --batch-tokens")
             if self.dist.world > 1 and st.batch_index == 0 and st.epoch == 0:
                 self._record_shard(batches)
-            while st.batch_index + cfg.accum_steps <= len(batches):
-                micro = batches[st.batch_index: st.batch_index + cfg.accum_steps]
-                self.model.train()
-                loss, grad_norm, ntok = self._train_step(micro)
-                st.batch_index += cfg.accum_steps
-                st.step += 1
-                st.tokens += ntok * self.dist.world
-                now = time.perf_counter()
-                st.elapsed += now - last_tick
-                last_tick = now
-                window_tokens += ntok * self.dist.world
-                window_loss += loss
-                window_steps += 1
-                if st.step % cfg.log_every == 0 or st.step == 1:
-                    dt = max(now - window_start, 1e-9)
-                    tps = window_tokens / dt
-                    self.emit("step", loss=round(window_loss / window_steps, 5), lr=learning_rate(st.step, cfg),
-                              grad_norm=round(grad_norm, 4), tokens_per_s=round(tps, 1),
-                              eta_s=self._eta(total, dt / window_steps), elapsed_s=round(st.elapsed, 2),
-                              total_steps=total)
-                    window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
-                reason = self._limit_reached(total)
-                stop = self._should_stop_all()
-                if st.step % cfg.eval_every == 0 or (reason is not None) or stop:
-                    early = self._evaluate_and_save(final=reason is not None or stop)
-                    last_tick = time.perf_counter()
-                    if early and reason is None:
-                        reason = "early_stop"
-                if stop:
-                    reason = self.stop_reason or "interrupted"
-                if reason is not None:
-                    break
-            else:
+            self.model.train()
+            with Prefetcher(batches, st.batch_index, cfg.accum_steps, pin=self.device.type == "cuda") as ahead:
+                for micro in ahead:  # the next steps' batches are collated in a background thread meanwhile
+                    try:
+                        loss, grad_norm, ntok = self._train_step(micro)
+                    except torch.OutOfMemoryError:
+                        raise TrainingError(self._out_of_memory(micro)) from None
+                    st.batch_index += cfg.accum_steps
+                    st.step += 1
+                    st.tokens += ntok * self.dist.world
+                    now = time.perf_counter()
+                    st.elapsed += now - last_tick
+                    last_tick = now
+                    window_tokens += ntok * self.dist.world
+                    window_loss += loss / ntok
+                    window_steps += 1
+                    if st.step % cfg.log_every == 0 or st.step == 1:  # the one host read of the interval
+                        dt = max(now - window_start, 1e-9)
+                        self.emit("step", loss=round(float(window_loss) / window_steps, 5),
+                                  lr=learning_rate(st.step, cfg), grad_norm=round(float(grad_norm), 4),
+                                  tokens_per_s=round(window_tokens / dt, 1),
+                                  eta_s=self._eta(total, dt / window_steps), elapsed_s=round(st.elapsed, 2),
+                                  total_steps=total)
+                        window_tokens, window_steps, window_start = 0, 0, time.perf_counter()
+                        window_loss = torch.zeros((), device=self.device)
+                    reason = self._limit_reached(total)
+                    stop = self._should_stop_all()
+                    if st.step % cfg.eval_every == 0 or (reason is not None) or stop:
+                        early = self._evaluate_and_save(final=reason is not None or stop)
+                        last_tick = time.perf_counter()
+                        if early and reason is None:
+                            reason = "early_stop"
+                    if stop:
+                        reason = self.stop_reason or "interrupted"
+                    if reason is not None:
+                        break
+            if reason is None:
                 st.epoch += 1
                 st.batch_index = 0
-                continue
         end = self.emit_end(reason)
         if dist.is_initialized():
             dist.barrier()
@@ -446,8 +473,7 @@ class Trainer:
                 write_model_atomically(self.out / "best", self.model, self.tokenizers, card, files=files)
             if cfg.keep_checkpoints and metrics:
                 self._keep_snapshot(card)
-            save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, dataclasses.asdict(st),
-                            files)
+            self._save_last(card)
             if (self.out / "best").is_dir():  # an earlier best: its card says how far the run has gone since
                 note_run_steps(self.out / "best", st.step)
             self.emit("checkpoint", last=str(self.out / "last"),
@@ -458,6 +484,35 @@ class Trainer:
             dist.broadcast(flag, 0)
             early = bool(flag.item() > 0)
         return early
+
+    def _save_last(self, card: dict[str, Any]) -> None:
+        """The resume point: model, optimizer, RNG, loop state and (fp16) the gradient scaler's state."""
+        state = dict(dataclasses.asdict(self.state), grad_scaler=self.amp.state_dict())
+        save_checkpoint(self.out / "last", self.model, self.tokenizers, card, self.optimizer, state,
+                        self._kept_files())
+
+    def _out_of_memory(self, micro: list[Batch]) -> str:
+        """After a step ran out of GPU memory: keep the run (the last checkpoint, rewritten at this step, which
+        the failed step did not change), probe the largest batch that fits, and return the sentence."""
+        self.optimizer.zero_grad(set_to_none=True)
+        free_cached_memory()
+        if self.dist.main:
+            self._save_last(self._card({}))
+        failed = max(micro, key=padded_tokens)
+
+        def fits(rows: int) -> None:
+            part = first_rows(failed, rows, self.config.pad_id)
+            try:
+                with self.autocast:
+                    loss = token_loss(self.step_model, part.src.to(self.device), part.tgt_in.to(self.device),
+                                      part.tgt_out.to(self.device), self.config.pad_id, self.cfg.label_smoothing)
+                loss.backward()
+            finally:
+                self.optimizer.zero_grad(set_to_none=True)
+
+        rows = largest_fitting_rows(fits, failed.rows)
+        fit = padded_tokens(first_rows(failed, rows, self.config.pad_id)) if rows else 0
+        return out_of_memory_sentence(padded_tokens(failed), fit, str(self.out / "last"))
 
     def _keep_snapshot(self, card: dict[str, Any]) -> None:
         """Save this evaluated model as checkpoints/step-NNNNNNN and drop all but the newest N."""
@@ -486,6 +541,7 @@ class Trainer:
             "training": {"steps": st.step, "epochs": round(st.step / max(1, self._steps_per_epoch_cached()), 3),
                          "target_tokens": st.tokens, "wall_time_s": round(st.elapsed, 1),
                          "device": str(self.device), "hardware": hardware_name(self.device), "world_size": self.dist.world,
+                         "precision": self.amp.precision,
                          "torch": torch.__version__},
             "parameters": count_parameters(self.model),
         }

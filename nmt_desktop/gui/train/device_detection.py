@@ -15,27 +15,33 @@ import sys
 from dataclasses import dataclass
 
 _PROBE = ("import json, torch\n"
-          "print(json.dumps([[torch.cuda.get_device_properties(i).name, "
-          "torch.cuda.get_device_properties(i).total_memory] for i in range(torch.cuda.device_count())]))")
+          "p = [torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]\n"
+          "print(json.dumps([[d.name, d.total_memory, d.major >= 8] for d in p]))")  # bf16 units: Ampere (8.0) on
 
 
 @dataclass(frozen=True)
 class Device:
     key: str  # the value of TrainConfig.device: "cuda:0", "mps", "cpu"
     label: str  # what the user reads
+    bf16: bool | None = None  # a GPU with bfloat16 units (None: not known)
+
+    @property
+    def kind(self) -> str:
+        """cpu, cuda or mps: what decides which precisions can run."""
+        return self.key.split(":")[0]
 
 
 def _gib(n: int) -> str:
     return f"{n / 1024 ** 3:.1f} GiB"
 
 
-def cuda_details(timeout_s: float = 60.0) -> list[tuple[str, int]]:
-    """(name, total memory in bytes) of each CUDA GPU, read in a child process ([] if that fails)."""
+def cuda_details(timeout_s: float = 60.0) -> list[tuple[str, int, bool]]:
+    """(name, total memory in bytes, has bf16 units) of each CUDA GPU, read in a child process ([] if that fails)."""
     try:
         out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s,
                              env=dict(os.environ, PYTHONIOENCODING="utf-8"))
         rows = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else []
-        return [(str(name), int(mem)) for name, mem in rows]
+        return [(str(name), int(mem), bool(bf16)) for name, mem, bf16 in rows]
     except (OSError, ValueError, IndexError, subprocess.SubprocessError):
         return []
 
@@ -56,13 +62,15 @@ def detect_devices(details: bool = True) -> list[Device]:
     info = cuda_details() if details and count else []
     for i in range(count):
         if i < len(info):
-            found.append(Device(f"cuda:{i}", f"GPU {i}: {info[i][0]} ({_gib(info[i][1])}, CUDA)"))
+            name, memory, bf16 = info[i]
+            found.append(Device(f"cuda:{i}", f"GPU {i}: {name} ({_gib(memory)}, CUDA, "
+                                             f"{'bf16' if bf16 else 'no bf16'})", bf16))
         else:
             found.append(Device(f"cuda:{i}", f"GPU {i} (CUDA)"))
     mps = getattr(torch.backends, "mps", None)
     if mps is not None and mps.is_available():
         found.append(Device("mps", "Apple GPU (Metal, MPS)"))
-    found.append(Device("cpu", f"CPU ({os.cpu_count() or '?'} cores)"))
+    found.append(Device("cpu", f"CPU ({os.cpu_count() or '?'} cores)", True))
     return found
 
 

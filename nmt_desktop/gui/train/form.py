@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QCheckBox, QComb
 from nmt_desktop.core.config import PRESETS, ConfigError, TrainConfig
 from nmt_desktop.core.locations import user_runs_dir
 
+from nmt_desktop.core.training.precision import PRECISIONS, precision_note, precision_problem
+
 from .device_detection import Device, no_gpu_message
 from .fields import FloatEdit, PathRow, double_box, spin_box
 from .form_tips import apply_tips
@@ -41,6 +43,8 @@ MEMORY_KIND = 2  # fine-tuning on a translation memory (memory_rows.py)
 # Fine-tuning on a memory: a few hundred segments, so fewer steps and evaluations than a corpus fine-tune.
 MEMORY_DEFAULTS: dict[str, Any] = dict(FINETUNE_DEFAULTS, warmup_steps=50, max_steps=400, eval_every=100, patience=3)
 DEV_KINDS = ("Automatic split", "TSV or TMX file", "Two aligned files", "No dev set")
+PRECISION_LABELS = {"auto": "Automatic (bf16 on a GPU that has it, else fp32)", "fp32": "fp32 (full precision)",
+                    "bf16": "bf16 (mixed precision)", "fp16": "fp16 (mixed, with loss scaling)"}
 
 
 def run_name(src: str, tgt: str, when: float | None = None) -> str:
@@ -178,15 +182,35 @@ class TrainForm(QWidget):
         for d in self.devices:
             self.device.addItem(d.label, d.key)
         self.device.setCurrentIndex(0)  # detect_devices lists the best first
+        self.precision = QComboBox()
+        for name in PRECISIONS:
+            self.precision.addItem(PRECISION_LABELS[name], name)
         self.threads = spin_box(0, 256, special="torch default")
         self.device_message = QLabel(no_gpu_message(self.devices) or "")
         self.device_message.setWordWrap(True)
         self.device_message.setObjectName("warning")
         self.device_message.setVisible(bool(self.device_message.text()))
+        self.precision_message = QLabel("")  # why the chosen precision cannot run (or runs slowly) there
+        self.precision_message.setWordWrap(True)
+        self.precision_message.setObjectName("warning")
+        self.precision_message.hide()
         f.addRow("Train on", self.device)
+        f.addRow("Precision", self.precision)
         f.addRow("CPU threads", self.threads)
         f.addRow(self.device_message)
+        f.addRow(self.precision_message)
+        self.device.currentIndexChanged.connect(self._update_precision_message)
+        self.precision.currentIndexChanged.connect(self._update_precision_message)
+        self._update_precision_message()
         return device
+
+    def _update_precision_message(self) -> None:
+        """The sentence for a precision the chosen device cannot run (or runs slowly), from what was detected."""
+        key, precision = str(self.device.currentData()), str(self.precision.currentData())
+        device = next((d for d in self.devices if d.key == key), Device(key, key))
+        text = precision_problem(precision, device.kind, device.bf16) or precision_note(precision, device.kind) or ""
+        self.precision_message.setText(text + "." if text else "")
+        self.precision_message.setVisible(bool(text))
 
     def _hyper_section(self) -> QGroupBox:
         hp = QGroupBox("Hyper-parameters")
@@ -323,6 +347,7 @@ class TrainForm(QWidget):
         message = no_gpu_message(self.devices) or ""
         self.device_message.setText(message)
         self.device_message.setVisible(bool(message))
+        self._update_precision_message()
 
     # -- model and modes ---------------------------------------------------------------------------
 
@@ -410,7 +435,8 @@ class TrainForm(QWidget):
             epochs=round(self.limit_value.value(), 4) if epochs else None,
             eval_every=self.eval_every.value(), eval_sentences=self.eval_sentences.value(),
             patience=self.patience.value(), log_every=self.log_every.value(), probe=self.probe_edit.text().strip(),
-            device=str(self.device.currentData()), threads=self.threads.value(), seed=self.seed.value(),
+            device=str(self.device.currentData()), precision=str(self.precision.currentData()),
+            threads=self.threads.value(), seed=self.seed.value(),
             progress="json",
             out=out or self.out_edit.text().strip() or str(user_runs_dir() / run_name(*self._direction())),
         )
@@ -477,6 +503,7 @@ class TrainForm(QWidget):
             self.device.addItem(cfg.device, cfg.device)
             index = self.device.count() - 1
         self.device.setCurrentIndex(index)
+        self.precision.setCurrentIndex(max(0, self.precision.findData(cfg.precision)))
         self.threads.setValue(cfg.threads)
         self.seed.setValue(cfg.seed)
         self.out_edit.setText(cfg.out or "")

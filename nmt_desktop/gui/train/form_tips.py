@@ -19,6 +19,7 @@ TIPS = {
     "preset": "Model size: width, heads and layers (hover an entry for its numbers)",
     "vocab_size": "Subword vocabulary size of the new tokenizer",
     "device": "Where training runs: a GPU is much faster than the CPU",
+    "precision": "Number format of the training arithmetic: bf16 and fp16 are faster on GPUs that have them",
     "threads": "CPU threads torch may use (0: torch's default)",
     "lr": "Peak learning rate, reached after the warmup steps",
     "batch_tokens": "Target tokens per training batch",
