@@ -1,6 +1,7 @@
 """The desk's journal: each confirmed segment appended as a JSON line and fsync'd before the desk moves on, so
 a crash or kill -9 between saves of the file loses no confirmation. One journal per file, named by a hash of
-its resolved path, in `user_data_dir()/desk-journal/`; reopening the file replays it, saving clears it."""
+its resolved path, in `user_data_dir()/desk-journal/`; reopening the file replays it; a save forgets the
+confirmations it wrote (`forget`), only those: one made while the save ran stays for the next."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,7 @@ class Journal:
     def append(self, confirmation: Confirmation) -> None:
         """Write one confirmation and fsync it before returning."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"file": str(self.file), "id": confirmation.unit_id, "target": confirmation.target},
-                          ensure_ascii=False)
+        line = self._line(confirmation)
         with open(self.path, "a", encoding="utf-8") as out:
             out.write(line + "\n")
             out.flush()
@@ -56,6 +57,23 @@ class Journal:
                 continue
         return list(latest.values())
 
-    def clear(self) -> None:
-        """Forget the journal once the file holds every confirmation."""
-        self.path.unlink(missing_ok=True)
+    def forget(self, saved: Mapping[str, str]) -> None:
+        """Drop the confirmations the file now holds (unit id -> the translation saved), the others rewritten
+        atomically (a temporary file fsync'd, then renamed over the journal), so a crash at any point leaves
+        either the old journal or the new one, never a torn one. A unit confirmed again since keeps its
+        newer entry."""
+        kept = [c for c in self.entries() if saved.get(c.unit_id) != c.target]
+        if not kept:
+            self.path.unlink(missing_ok=True)
+            return
+        temporary = self.path.with_suffix(".tmp")
+        with open(temporary, "w", encoding="utf-8") as out:
+            for confirmation in kept:
+                out.write(self._line(confirmation) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.path)
+
+    def _line(self, confirmation: Confirmation) -> str:
+        return json.dumps({"file": str(self.file), "id": confirmation.unit_id, "target": confirmation.target},
+                          ensure_ascii=False)

@@ -1,5 +1,6 @@
 """File > Post-edit file…: choose a bilingual file and open the desk on it; a file that does not read is one
-sentence in the main window's error box, and the app stays up."""
+sentence in the main window's error box, and the app stays up. The desk gets the main window's current model
+for its machine suggestions (used when it translates the file's languages: suggestions.model_fits)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,15 @@ def open_desk(window: "WindowApi", path: str | Path | None = None):
         if not path:
             return None
     try:
-        desk = DeskWindow(Path(path), parent=window)
+        desk = DeskWindow(Path(path), parent=window, translator=window.translate_panel.translator,
+                          model_languages=_languages(window), main_window=window)
     except (DocumentError, TranslationMemoryError, OSError) as exc:
         window.show_error(str(exc), "Post-edit file")
         return None
     desk.show()
     return desk
+
+
+def _languages(window: "WindowApi") -> tuple[str, str]:
+    info = window.info
+    return (info.src_lang, info.tgt_lang) if info is not None else ("", "")

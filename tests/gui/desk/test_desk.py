@@ -53,6 +53,13 @@ def _type_and_confirm(qtbot, window: DeskWindow, text: str) -> None:
     qtbot.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
 
+def _in_file(path: Path) -> dict[str, str]:
+    """The confirmed units of the file as it is on disk: id -> target."""
+    from nmt_desktop.core.bilingual import read_bilingual
+
+    return {u.id: u.target for u in read_bilingual(path).units if u.confirmed}
+
+
 def _memory(tmp_path, source: str, target: str) -> dict[str, str]:
     with TranslationMemory(tmp_path / "memory.sqlite") as memory:
         return {e.source: (e.target, e.origin) for e in memory.entries(Pair.of(source, target))}
@@ -88,7 +95,10 @@ def test_a_dropped_window_gives_its_confirmations_back_from_the_journal(qtbot, t
     again = desk(path)
     assert [again.table.item(r, 2).text() for r in range(3)] == ["Guten Morgen.", "Danke.", "Bis morgen."]
     assert [again.table.item(r, STATE).text() for r in range(3)] == ["confirmed"] * 3
-    assert "2 confirmed segment(s) from the journal" in again.statusBar().currentMessage()
+    assert again.replayed == 2
+    qtbot.waitUntil(lambda: not again.isWindowModified(), timeout=600_000)  # the reopening saved them
+    assert _in_file(path) == {"u1": "Guten Morgen.", "u2": "Danke.", "u3": "Bis morgen."}
+    assert Journal(path, tmp_path / "journal").entries() == []
 
 
 def test_ctrl_shift_u_and_ctrl_down_copy_the_suggestion_and_move(qtbot, tmp_path, desk):
@@ -156,25 +166,221 @@ window = DeskWindow(folder / "file.xlf", folder / "memory.sqlite", folder / "jou
 window.show()
 window.activateWindow()
 window.editor.setFocus()
-for _ in range(50):
+while not (window.isActiveWindow() and window.editor.hasFocus()):  # the shortcuts work in the active window
     app.processEvents()
-for text in ("Guten Morgen.", "Bis morgen."):
-    QTest.keyClicks(window.editor, text)
-    QTest.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-os.kill(os.getpid(), signal.SIGKILL)
+saves = []
+window.saver.saved.connect(saves.append)
+def confirm(texts):
+    for text in texts:
+        QTest.keyClicks(window.editor, text)
+        QTest.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+confirm([f"Satz {i}." for i in range(10)])
+while not saves:  # the autosave of the first ten, a moment after the tenth
+    app.processEvents()
+confirm([f"Satz {i}." for i in range(10, 20)])
+os.kill(os.getpid(), signal.SIGKILL)  # before the autosave of the next ten
 """
 
 
-def test_kill_9_after_confirming_loses_nothing(qtbot, tmp_path, desk):
+def test_kill_9_after_confirming_20_loses_nothing(qtbot, tmp_path, desk):
     import signal
     import subprocess
     import sys
 
     path = tmp_path / "file.xlf"
-    path.write_text(XLIFF2, encoding="utf-8")
+    path.write_text(_xliff([f"Sentence {i}." for i in range(25)]), encoding="utf-8")
     child = subprocess.run([sys.executable, "-c", KILLED_CHILD, str(tmp_path)], capture_output=True, text=True,
-                           timeout=120)
+                           timeout=600)
     assert child.returncode == -signal.SIGKILL, child.stderr
+    assert _in_file(path) == {f"u{i}": f"Satz {i}." for i in range(10)}  # autosaved before the kill
+    assert len(Journal(path, tmp_path / "journal").entries()) == 10  # the other ten, journalled only
     window = desk(path)
-    assert [window.table.item(r, 2).text() for r in range(3)] == ["Guten Morgen.", "Danke.", "Bis morgen."]
-    assert set(_memory(tmp_path, "en", "de")) == {"Good morning.", "See you tomorrow."}
+    assert window.replayed == 10
+    assert [window.table.item(r, 2).text() for r in range(21)] == [f"Satz {i}." for i in range(20)] + [""]
+    qtbot.waitUntil(lambda: not window.isWindowModified(), timeout=600_000)  # the reopening saves them
+    assert _in_file(path) == {f"u{i}": f"Satz {i}." for i in range(20)}
+    assert _memory(tmp_path, "en", "de") == {f"Sentence {i}.": (f"Satz {i}.", "confirmed") for i in range(20)}
+    assert Journal(path, tmp_path / "journal").entries() == []
+
+
+def test_ctrl_s_and_the_autosave_write_the_file_and_the_journal_forgets_only_that(qtbot, tmp_path, desk):
+    path = tmp_path / "file.xlf"
+    path.write_text(XLIFF2, encoding="utf-8")
+    window = desk(path)
+    _type_and_confirm(qtbot, window, "Guten Morgen.")
+    assert window.isWindowModified() and window.windowTitle() == "Post-edit file.xlf[*]"
+    with qtbot.waitSignal(window.saver.saved, timeout=600_000) as saved:
+        qtbot.keyClick(window.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert saved.args[0].written == 1 and not window.isWindowModified()
+    assert _in_file(path) == {"u1": "Guten Morgen.", "u2": "Danke."}
+    assert Journal(path, tmp_path / "journal").entries() == []
+    assert window.statusBar().currentMessage().startswith("Saved 1 confirmed segment(s) into file.xlf")
+    with qtbot.waitSignal(window.saver.saved, timeout=600_000):  # no key: the autosave after a confirmation
+        _type_and_confirm(qtbot, window, "Bis morgen.")
+    assert _in_file(path) == {"u1": "Guten Morgen.", "u2": "Danke.", "u3": "Bis morgen."}
+
+
+def test_a_crash_between_the_save_and_the_journal_applies_nothing_twice(qtbot, tmp_path, desk):
+    from nmt_desktop.core.bilingual.confirmed import save_confirmed
+    from nmt_desktop.gui.desk.journal import Confirmation
+
+    path = tmp_path / "file.xlf"
+    path.write_text(XLIFF2, encoding="utf-8")
+    journal = Journal(path, tmp_path / "journal")
+    journal.append(Confirmation("u1", "Guten Morgen."))
+    journal.append(Confirmation("u3", "Bis morgen."))
+    save_confirmed(path, {"u1": "Guten Morgen."})  # the save wrote u1, then the crash: the journal holds both
+    window = desk(path)
+    assert window.replayed == 1  # u3 only; u1 is in the file already
+    assert [c.unit_id for c in journal.entries()] == ["u3"]
+    qtbot.waitUntil(lambda: not window.isWindowModified(), timeout=600_000)
+    assert _in_file(path) == {"u1": "Guten Morgen.", "u2": "Danke.", "u3": "Bis morgen."}
+    assert journal.entries() == []
+
+
+def test_a_failed_save_is_one_sentence_keeps_the_journal_and_close_saves(qtbot, tmp_path, desk):
+    import shutil
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "file.xlf"
+    path.write_text(XLIFF2, encoding="utf-8")
+    window = desk(path)
+    _type_and_confirm(qtbot, window, "Guten Morgen.")
+    moved = shutil.move(folder, tmp_path / "away")  # the file is gone from where the desk saves it
+    with qtbot.waitSignal(window.saver.failed, timeout=600_000):
+        qtbot.keyClick(window.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    message = window.statusBar().currentMessage()
+    assert message.startswith("Could not save file.xlf: ") and "kept in the journal" in message
+    assert "\n" not in message and "Traceback" not in message
+    assert window.isWindowModified() and [c.target for c in Journal(path, tmp_path / "journal").entries()] == \
+        ["Guten Morgen."]
+    window.actions_by_name["close"].trigger()  # the save fails again: the window stays, saying why
+    assert window.isVisible() and window.statusBar().currentMessage().startswith("Could not save file.xlf")
+    shutil.move(moved, folder)  # back: closing now saves
+    window.actions_by_name["close"].trigger()
+    assert not window.isVisible()
+    assert _in_file(path) == {"u1": "Guten Morgen.", "u2": "Danke."}
+    assert Journal(path, tmp_path / "journal").entries() == []
+
+
+def _xliff(sources: list[str]) -> str:
+    units = "\n".join(f'  <unit id="u{i}"><segment><source>{s}</source></segment></unit>' for i, s in enumerate(sources))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" '
+            f'version="2.0" srcLang="en" trgLang="de">\n <file id="f1">\n{units}\n </file>\n</xliff>\n')
+
+
+def test_the_table_shows_5000_segments_before_the_memory_lookups_end(qtbot, tmp_path):
+    from nmt_desktop.core.memory.entries import Entry
+
+    sources = [f"Segment number {i} of the long file." for i in range(5000)]
+    path = tmp_path / "long.xlf"
+    path.write_text(_xliff(sources), encoding="utf-8")
+    with TranslationMemory(tmp_path / "memory.sqlite") as memory:
+        memory.add([Entry(sources[4999], "Das letzte Segment.", Pair.of("en", "de"))])
+    window = DeskWindow(path, tmp_path / "memory.sqlite", tmp_path / "journal")
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.suggestionsDone, timeout=600_000) as done:
+        window.show()
+        # shown with every row, and no lookup's result applied yet: they come from the worker thread
+        assert window.isVisible() and window.table.rowCount() == 5000 and window.suggestions_running
+        assert window.table.item(4999, 1).text() == "" and window.stop_button.isVisibleTo(window)
+    assert done.args == [False]
+    assert window.table.item(4999, 1).text() == "Das letzte Segment.  [memory 100%]"
+    assert not window.stop_button.isVisibleTo(window)
+
+
+def test_machine_suggestions_where_the_memory_has_none_with_trust_and_the_low_trust_filter(qtbot, tmp_path,
+                                                                                        tiny_translator):
+    from nmt_desktop.core.memory.entries import Entry
+
+    sources = ["red cat runs", "big dog sleeps", "small bird eats", "green house %s"]
+    path = tmp_path / "file.xlf"
+    path.write_text(_xliff(sources), encoding="utf-8")
+    with TranslationMemory(tmp_path / "memory.sqlite") as memory:
+        memory.add([Entry("red cat runs", "rot katze rennt", Pair.of("en", "de"))])
+    window = DeskWindow(path, tmp_path / "memory.sqlite", tmp_path / "journal", translator=tiny_translator)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.suggestionsDone, timeout=600_000) as done:
+        window.show()
+    assert done.args == [False]
+    assert window.table.item(0, 1).text() == "rot katze rennt  [memory 100%]"
+    assert [window.table.item(r, 1).text().endswith("[machine]") for r in range(4)] == [False, True, True, True]
+    for row in (1, 2, 3):
+        suggestion = window.suggestions[row]
+        assert suggestion.trust in ("high", "medium", "low") and suggestion.text
+        assert window.table.item(row, 3).text().startswith(f"trust {suggestion.trust} (chrF {suggestion.qe:.0f})")
+    assert "machine translations 3 of 3" not in window.statusBar().currentMessage()  # the final count replaced it
+    assert "1 from the memory, 3 from the model" in window.statusBar().currentMessage()
+    window.editor.setFocus()
+    for _ in range(3):  # to the placeholder's segment
+        qtbot.keyClick(window.editor, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+    _type_and_confirm(qtbot, window, "gruen haus")
+    assert "missing %s" in window.table.item(3, 3).text()
+    window.filter_choice.setFocus()
+    qtbot.keyClicks(window.filter_choice, "low")
+    assert window.filter_choice.currentText() == "low trust"
+    shown = [r for r in range(4) if not window.table.isRowHidden(r)]
+    assert shown == [r for r in range(4) if r == 3 or window.suggestions[r].trust == "low"]
+
+
+def test_esc_stops_the_machine_suggestions_between_batches(qtbot, tmp_path, tiny_translator, monkeypatch):
+    import threading
+
+    from nmt_desktop.gui.desk.suggestions import MACHINE_BATCH
+
+    path = tmp_path / "file.xlf"
+    path.write_text(_xliff(["red cat runs"] * (3 * MACHINE_BATCH)), encoding="utf-8")
+    second_batch, go_on = threading.Event(), threading.Event()
+    calls = []
+    translate_batch = tiny_translator.translate_batch
+
+    def gated(*args, **kwargs):  # the second batch waits until Esc was pressed
+        calls.append(1)
+        if len(calls) == 2:
+            second_batch.set()
+            go_on.wait(600)
+        return translate_batch(*args, **kwargs)
+
+    monkeypatch.setattr(tiny_translator, "translate_batch", gated)
+    window = DeskWindow(path, tmp_path / "memory.sqlite", tmp_path / "journal", translator=tiny_translator)
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    window.editor.setFocus()
+    qtbot.waitUntil(second_batch.is_set, timeout=600_000)
+    with qtbot.waitSignal(window.suggestionsDone, timeout=600_000) as done:
+        qtbot.keyClick(window.editor, Qt.Key.Key_Escape)
+        go_on.set()
+    assert done.args == [True]
+    assert sorted(window.suggestions) == list(range(MACHINE_BATCH))  # the first batch only
+    assert "Suggestions stopped: 0 from the memory, 8 from the model" in window.statusBar().currentMessage()
+
+
+def test_ctrl_i_shows_the_segment_in_the_translate_tabs_views(qtbot, tmp_path, open_main_window, tiny_model_dir,
+                                                              monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "user-data"))
+    window = open_main_window(tiny_model_dir)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    path = tmp_path / "file.xlf"
+    path.write_text(_xliff(["red cat runs", "big dog"]), encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    [desk] = [w for w in window.findChildren(DeskWindow) if w.isVisible()]
+    assert desk.translator is window.translate_panel.translator  # the main window's model suggests
+    desk.activateWindow()
+    desk.editor.setFocus()
+    qtbot.waitUntil(desk.editor.hasFocus)
+    qtbot.keyClicks(desk.editor, "rot katze rennt")
+    inspect_box = window.translate_panel.inspect_box
+    with qtbot.waitSignal(inspect_box.inspected, timeout=600_000) as inspected:
+        qtbot.keyClick(desk.editor, Qt.Key.Key_I, Qt.KeyboardModifier.ControlModifier)
+    assert window.translate_panel.source.toPlainText() == "red cat runs"
+    assert inspected.args[0].given.text == "rot katze rennt"
+    assert window.tabs.currentWidget() is window.tab("translate")
+    assert window.translate_panel.view._translation is inspected.args[0].given  # the attention grid shows it
+    qtbot.waitUntil(lambda: not desk.suggestions_running, timeout=600_000)
+    desk.close()
