@@ -21,6 +21,10 @@ falls on all of them alike; the figures are medians, each round's ratio is kept 
 server already running (LibreTranslate's own on our weights: benchmarks/argos_package.py builds the package,
 benchmarks/libretranslate_offline.py runs it), and reports the ratio of its 32-client throughput to ours.
 
+`--in-process` also starts `serve --decode-in-process` (the decoding on a thread of the HTTP process, as before
+the decode processes) and measures it in the same rounds: both ratios in one run. The server's CPU is its
+process's and its children's (the decode processes) summed.
+
 Torch threads: `--threads` (default 1) for the server child (`serve --threads`) and for the baseline, so the
 two decode on as many cores. The 1-minute load average is recorded: a shared machine shows in it.
 
@@ -126,15 +130,26 @@ class ServerChild:
             return self.proc.wait()
 
 
-def cpu_seconds(pid: int | None) -> float | None:
-    """User + system CPU time of a process so far (Linux /proc), None when unknown."""
-    if pid is None:
-        return None
+def _stat(pid: int | str) -> list[str] | None:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time of a process and of its children (the server's decode processes) so far
+    (Linux /proc), None when unknown."""
+    if pid is None:
+        return None
+    fields = _stat(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (child := _stat(entry.name)) is not None and child[1] == str(pid):
+            ticks += int(child[11]) + int(child[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def run_pass(name: str, url: str, sentences: list[str], clients: int, source: str, target: str,
@@ -233,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="one more argument for `serve` (repeatable)")
     parser.add_argument("--peer", action="append", default=[], metavar="NAME=URL",
                         help="another LibreTranslate-API server already running, measured alike")
+    parser.add_argument("--in-process", action="store_true",
+                        help="also run `serve --decode-in-process` (decoding on a thread of the HTTP process, as "
+                             "before the decode processes) in the same rounds, as server \"ours-in-process\"")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON here")
     args = parser.parse_args(argv)
 
@@ -245,32 +263,40 @@ def main(argv: list[str] | None = None) -> int:
 
     baseline = Offline(args.model, args.threads)
     baseline.batched(sentences[:32])  # warm-up: first-call allocations
-    servers = [("ours", None)] + [tuple(peer.split("=", 1)) for peer in args.peer]
+    children = {"ours": ServerChild(args.model, args.threads, args.serve_arg)}
+    if args.in_process:
+        children["ours-in-process"] = ServerChild(args.model, args.threads, [*args.serve_arg, "--decode-in-process"])
+    servers = [(name, child.url) for name, child in children.items()] + [tuple(peer.split("=", 1)) for peer in args.peer]
     passes: list[Pass] = []
     rounds: list[dict] = []
-    server = ServerChild(args.model, args.threads, args.serve_arg)
     try:
         for name, url in servers:
-            run_pass(name, url or server.url, sentences[:8], 1, args.source, args.target)  # warm-up
+            run_pass(name, url, sentences[:8], 1, args.source, args.target)  # warm-up
         for r in range(args.rounds):  # every server and the baseline in each round: a load change hits all alike
             this: dict = {"round": r + 1, "load": round(os.getloadavg()[0], 2)}
+            tops: dict[str, Pass] = {}
             for name, url in servers:
+                pid = children[name].proc.pid if name in children else None
                 for n in counts:
-                    passes.append(run_pass(name, url or server.url, sentences, n, args.source, args.target,
-                                           server.proc.pid if url is None else None))
+                    passes.append(run_pass(name, url, sentences, n, args.source, args.target, pid))
                     _print(passes[-1])
                     this[f"{name}_{n}"] = passes[-1].sentences_per_s
+                    if n == top:
+                        tops[name] = passes[-1]
             rate, cpu, offline_texts = baseline.batched(sentences)
-            ours_top = passes[-len(servers) * len(counts) + counts.index(top)]
-            this.update(offline=round(rate, 2), offline_cpu_s=round(cpu, 2),
-                        ratio=round(this[f"ours_{top}"] / rate, 3),
-                        cpu_ratio=round(cpu / ours_top.server_cpu_s, 3) if ours_top.server_cpu_s else None)
-            print(f"  round {r + 1}: offline translate_batch {rate:.2f} sentences/s ({cpu:.1f} s CPU); ours at "
-                  f"{top} clients / offline = {this['ratio']}, offline CPU / server CPU = {this['cpu_ratio']}",
-                  flush=True)
+            this.update(offline=round(rate, 2), offline_cpu_s=round(cpu, 2))
+            for name in children:
+                suffix = "" if name == "ours" else "_" + name.removeprefix("ours-").replace("-", "_")
+                this["ratio" + suffix] = round(this[f"{name}_{top}"] / rate, 3)
+                this["cpu_ratio" + suffix] = (round(cpu / tops[name].server_cpu_s, 3) if tops[name].server_cpu_s
+                                              else None)
+                print(f"  round {r + 1}: offline translate_batch {rate:.2f} sentences/s ({cpu:.1f} s CPU); {name} "
+                      f"at {top} clients / offline = {this['ratio' + suffix]}, offline CPU / server CPU = "
+                      f"{this['cpu_ratio' + suffix]}", flush=True)
             rounds.append(this)
     finally:
-        code = server.stop()
+        codes = {name: child.stop() for name, child in children.items()}
+        code = codes["ours"]
     alone = baseline.one_by_one(sentences)
     print(f"offline one sentence per call: {alone:.2f} sentences/s", flush=True)
 
@@ -298,7 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     report["answers_equal_offline"] = sum(a == b for a, b in zip(ours[top].answers, offline_texts))
     report["answers_unlike_offline"] = [{"source": s, "served": a, "offline": b} for s, a, b in
                                         zip(sentences, ours[top].answers, offline_texts) if a != b][:5]
-    for peer, _ in servers[1:]:
+    if args.in_process:
+        theirs = {p.clients: p for p in passes if p.server == "ours-in-process"}
+        report["answers_equal_in_process"] = sum(a == b for a, b in zip(ours[top].answers, theirs[top].answers))
+    for peer, _ in servers[len(children):]:
         theirs = {p.clients: p for p in passes if p.server == peer}
         report[f"ratio_{top}_clients_{peer}_to_ours"] = round(
             median_of(peer, top, "sentences_per_s") / median_of("ours", top, "sentences_per_s"), 3)

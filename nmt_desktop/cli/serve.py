@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from nmt_desktop.cli.common import (CLIError, UsageError, add_running_options, fix_arg, int_at_least, load_translator,
-                                    non_negative_int, positive_int)
+                                    non_negative_int, positive_int, resolve_model)
 
 SERVE_BATCH_SIZE = 32
 
@@ -66,6 +66,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                              "back together (default 50; 0: decode what is queued at once)")
     limits.add_argument("--file-ttl", type=non_negative_int, default=600, metavar="SECONDS",
                         help="translated documents are deleted this long after they are made (default 600)")
+    p.add_argument("--decode-in-process", action="store_true",
+                   help="decode on a thread of the server's own process, as before issue 43's decode processes "
+                        "(for comparison: the HTTP side and the decoding then share one interpreter lock)")
+    p.add_argument("--whole-batches", action="store_true",
+                   help="a decode process takes every waiting request into its batch (default: half the clients at "
+                        "work, so that one half's answers travel while the other half decodes)")
     add_running_options(p, "segments (from all clients) decoded")
     for action in p._actions:  # a server batches what many clients send: 32 (the concurrency the issue measures)
         if action.dest == "batch_size":
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if not is_loopback(host) and not keys:
         raise UsageError(f"--host {host} would let other machines use the server: give --api-key KEY or "
                          f"--api-keys FILE, or keep the default 127.0.0.1")
+    from nmt_desktop.server.decode_process import ModelLoad, ModelLoadError
     from nmt_desktop.server.run import bind, serve
 
     try:
@@ -103,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
     try:
         names = [fix_arg(m) for m in args.models] if args.models else _bundled()
-        translators = [load_translator(name, args) for name in names]
+        if args.decode_in_process:
+            models: list = [load_translator(name, args) for name in names]
+        else:  # each model loads in its own decode process (nmt_desktop/server/decode_process.py)
+            models = [ModelLoad(str(resolve_model(name)), args.int8, args.backend, args.threads) for name in names]
     except BaseException:
         sock.close()
         raise
@@ -112,8 +122,11 @@ def run(args: argparse.Namespace) -> int:
     settings = ServerSettings(host=host, port=args.port, keys=keys, rate_per_minute=args.rate_limit,
                               cors=tuple(args.cors or ("*",)), log_json=args.log_json, limits=limits,
                               file_ttl_s=float(args.file_ttl), batch_size=args.batch_size,
-                              window_s=args.batch_wait / 1000.0)
-    return serve(translators, settings, sock)
+                              window_s=args.batch_wait / 1000.0, halves=not args.whole_batches)
+    try:
+        return serve(models, settings, sock)
+    except ModelLoadError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _bundled() -> list[str | None]:

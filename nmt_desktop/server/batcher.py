@@ -24,31 +24,51 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.translate_document import BlockResult, DocumentOptions, translate_document
+from nmt_desktop.server.decode_requests import DecodeKey, FileRequest, TextRequest, answers, translate_upload
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.documents.glossary import Glossary
+    from nmt_desktop.server.segments import Segment
+
+__all__ = ["Admission", "DecodeKey", "DecodeWorker", "QueueFull"]
 
 
 class QueueFull(Exception):
     """The decode queue holds as many segments as it may."""
 
 
-@dataclass(frozen=True)
-class DecodeKey:
-    """What must be equal for segments to share a search: beam width, hypotheses kept, target token."""
-    beam_size: int = 1
-    nbest: int = 1
-    target: str | None = None  # a multilingual model's >>code<<; None for an ordinary model
-    # URLs, e-mail addresses and emoji behind placeholders (translate_document's automatic do-not-translate);
-    # off for alternatives, whose n-best texts hold the placeholders' names, not what they stand for
-    keep_spans: bool = True
+class Admission:
+    """The decode queue's bound, kept where requests arrive (so that 429 is said at once): segments
+    admitted and not yet answered, at most `max_queue`."""
+
+    def __init__(self, max_queue: int):
+        self.max_queue = max_queue
+        self._waiting = 0
+        self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        with self._lock:
+            return self._waiting
+
+    def admit(self, size: int) -> None:
+        """Count `size` more segments in; QueueFull when they would pass the bound."""
+        with self._lock:
+            if self._waiting + size > self.max_queue:
+                raise QueueFull(f"the decode queue is full ({self._waiting} segments waiting, at most "
+                                f"{self.max_queue}); try again in a moment")
+            self._waiting += size
+
+    def release(self, size: int) -> None:
+        with self._lock:
+            self._waiting -= size
 
 
 @dataclass
 class _Job:
-    future: asyncio.Future
-    loop: asyncio.AbstractEventLoop
+    future: Any  # the request's asyncio.Future; in a decode child (decode_child.py), the parent's job number
+    loop: asyncio.AbstractEventLoop | None  # the future's loop (None in a decode child)
     size: int  # segments it adds to the queue
 
 
@@ -81,35 +101,41 @@ class DecodeWorker:
     """The decode thread of one model (module docstring)."""
 
     def __init__(self, translator: "Translator", glossary: "Glossary | None", name: str, batch_size: int = 32,
-                 window_s: float = 0.05, max_queue: int = 1024):
+                 window_s: float = 0.05, max_queue: int = 1024, halves: bool = False):
         """window_s: the longest a batch waits for the clients expected back. Clients answered together come
         back together, but one by one through the event loop: a fixed few milliseconds from the first arrival
         caught 5 of 32 clients, then 27, then 6, ... So a batch waits (at most window_s) for as many requests
-        as the larger of the last two batches held, the clients still at work; a lone client waits for none."""
+        as the larger of the last two batches held, the clients still at work; a lone client waits for none.
+        halves: batches of half the clients at work (`_half`), for a decode process whose answers travel on
+        another core while it decodes the other half; useless on a thread sharing the event loop's lock."""
+        self.halves = halves
         self.translator, self.glossary = translator, glossary
         self.batch_size, self.window_s, self.max_queue = batch_size, window_s, max_queue
         self._recent: collections.deque[int] = collections.deque(maxlen=2)  # requests in each of the last batches
         self._queue: queue.Queue = queue.Queue()
         self._held: collections.deque = collections.deque()  # taken from the queue but not batchable with the last group
-        self._waiting = 0  # segments queued and not yet decoded
-        self._lock = threading.Lock()
+        self.admission = Admission(max_queue)
         self.batches = 0  # decode calls made (tests read it: concurrent requests really share them)
         self._thread = threading.Thread(target=self._run, name=f"decode-{name}", daemon=True)
         self._thread.start()
 
     @property
     def waiting(self) -> int:
-        with self._lock:
-            return self._waiting
+        return self.admission.waiting
 
     def _enqueue(self, job: _Job) -> asyncio.Future:
-        with self._lock:
-            if self._waiting + job.size > self.max_queue:
-                raise QueueFull(f"the decode queue is full ({self._waiting} segments waiting, at most "
-                                f"{self.max_queue}); try again in a moment")
-            self._waiting += job.size
+        self.admission.admit(job.size)
         self._queue.put(job)
         return job.future
+
+    def submit(self, request: TextRequest, segments: list["Segment"]) -> asyncio.Future:
+        """A route's request (its segments made already): the future gets `answers(...)`. QueueFull when full."""
+        return self.translate([b for s in segments for b in s.blocks], request.key,
+                              lambda results: answers(self.translator, request, segments, results))
+
+    def submit_file(self, request: FileRequest) -> asyncio.Future:
+        """An uploaded document, translated alone: the future gets its download name."""
+        return self.call(lambda translator: translate_upload(translator, self.glossary, request))
 
     def translate(self, blocks: list[Block], key: DecodeKey, finish: Callable[[list[BlockResult]], Any]) -> asyncio.Future:
         """Queue blocks (from the event loop); the future gets `finish(results)`. QueueFull when full."""
@@ -121,7 +147,7 @@ class DecodeWorker:
         loop = asyncio.get_running_loop()
         return self._enqueue(CallJob(loop.create_future(), loop, size, fn))
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def stop(self, timeout: float | None = 30.0) -> None:
         """Finish what is queued, then end the thread."""
         self._queue.put(_STOP)
         self._thread.join(timeout)
@@ -143,8 +169,10 @@ class DecodeWorker:
                 continue
             group, size = [job], job.size
             expected = max(self._recent, default=1)  # requests that came together lately: clients still active
+            cap = self._half()
+            expected = min(expected, cap)
             deadline = time.monotonic() + self.window_s
-            while size < self.batch_size:
+            while size < self.batch_size and len(group) < cap:
                 wait = deadline - time.monotonic() if len(group) < expected else 0.0
                 try:  # wait for the clients expected back (at most window_s), then take only what is queued
                     more = self._next(wait) if wait > 0 or self._held else self._queue.get_nowait()
@@ -158,6 +186,15 @@ class DecodeWorker:
             self._recent.append(len(group))
             self._decode(group)
 
+    def _half(self) -> int:
+        """The most requests this batch takes: all it may without `halves`; with it, half the clients at work
+        (those queued now and those the last batch answered, who are on their way back), so that one half's
+        answers and next requests travel while the other half decodes."""
+        if not self.halves:
+            return self.batch_size
+        clients = self._queue.qsize() + len(self._held) + 1 + (self._recent[-1] if self._recent else 0)
+        return max(1, -(-clients // 2))
+
     def _decode(self, group: list[SegmentJob]) -> None:
         try:
             results = self._results([b for job in group for b in job.blocks], group[0].key)
@@ -168,11 +205,11 @@ class DecodeWorker:
             for job in group:  # one bad request must not fail the others: each alone
                 self._decode([job])
             return
-        answers, start = [], 0
+        outcomes, start = [], 0
         for job in group:
-            answers.append(_outcome(lambda job=job, start=start: job.finish(results[start: start + job.size])))
+            outcomes.append(_outcome(lambda job=job, start=start: job.finish(results[start: start + job.size])))
             start += job.size
-        self._deliver(group, answers)
+        self._deliver(group, outcomes)
 
     def _results(self, blocks: list[Block], key: DecodeKey) -> list[BlockResult]:
         self.batches += 1
@@ -184,16 +221,16 @@ class DecodeWorker:
 
     def _settle(self, jobs: list[_Job], compute: Callable[[], list[Any]]) -> None:
         try:
-            answers = [(True, a) for a in compute()]
+            outcomes = [(True, a) for a in compute()]
         except Exception as exc:  # noqa: BLE001  (handed to the request, which answers 500 in one sentence)
-            answers = [(False, exc)] * len(jobs)
-        self._deliver(jobs, answers)
+            outcomes = [(False, exc)] * len(jobs)
+        self._deliver(jobs, outcomes)
 
-    def _deliver(self, jobs: list[_Job], answers: list[tuple[bool, Any]]) -> None:
-        with self._lock:
-            self._waiting -= sum(job.size for job in jobs)
-        for job, (ok, value) in zip(jobs, answers):
-            job.loop.call_soon_threadsafe(_resolve, job.future, ok, value)
+    def _deliver(self, jobs: list[_Job], outcomes: list[tuple[bool, Any]]) -> None:
+        self.admission.release(sum(job.size for job in jobs))
+        loop = jobs[0].loop
+        assert loop is not None
+        loop.call_soon_threadsafe(resolve_all, [(job.future, ok, value) for job, (ok, value) in zip(jobs, outcomes)])
 
 
 def _outcome(fn: Callable[[], Any]) -> tuple[bool, Any]:
@@ -203,10 +240,12 @@ def _outcome(fn: Callable[[], Any]) -> tuple[bool, Any]:
         return False, exc
 
 
-def _resolve(future: asyncio.Future, ok: bool, value: Any) -> None:
-    if future.done():  # the request timed out or its client went away
-        return
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)
+def resolve_all(settled: list[tuple[asyncio.Future, bool, Any]]) -> None:
+    """On the event loop: each future its result or exception (one call per batch, not per request)."""
+    for future, ok, value in settled:
+        if future.done():  # the request timed out or its client went away
+            continue
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)

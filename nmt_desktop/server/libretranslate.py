@@ -13,14 +13,14 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from nmt_desktop.core.hub.catalogue import language_name
-from nmt_desktop.server import extensions
 from nmt_desktop.server.batcher import DecodeKey, QueueFull
 from nmt_desktop.server.context import ServerContext, note, queue_full
+from nmt_desktop.server.decode_requests import FileRequest, TextRequest
 from nmt_desktop.server.detection import detect
 from nmt_desktop.server.errors import ApiError, missing
 from nmt_desktop.server.file_jobs import SUPPORTED
 from nmt_desktop.server.params import is_json, read_params
-from nmt_desktop.server.segments import html_segment, sentences, text_segment
+from nmt_desktop.server.segments import html_segment, text_segment
 
 MAX_ALTERNATIVES = 3  # LibreTranslate's --alternatives-limit default
 
@@ -78,27 +78,9 @@ def translate_route(ctx: ServerContext):
         key = DecodeKey(max(ctx.settings.beam_size, count + 1) if count else ctx.settings.beam_size,
                         count + 1 if count else 1, ctx.models.code(str(target)) if model.multilingual else None,
                         keep_spans=not count)
-        translator = model.translator
-
-        def finish(results: list) -> list[dict[str, Any]]:  # on the decode thread
-            out, start = [], 0
-            for segment in segments:
-                mine = results[start: start + len(segment.blocks)]
-                start += len(segment.blocks)
-                said = sentences(mine)
-                entry: dict[str, Any] = {"text": segment.assemble(mine)}
-                if count:
-                    entry["alternatives"] = [] if fmt == "html" else extensions.alternatives(said, count, entry["text"])
-                if want_trust:
-                    entry["trust"] = extensions.trust(translator, said)
-                if want_alignment:
-                    entry["alignment"] = extensions.alignment(translator, said)
-                out.append(entry)
-            return out
-
-        blocks = [b for s in segments for b in s.blocks]
+        wanted = TextRequest(tuple(texts), key, fmt == "html", "libre", count, want_trust, want_alignment)
         try:
-            future = model.worker.translate(blocks, key, finish)
+            future = model.worker.submit(wanted, segments)
         except QueueFull as exc:
             raise queue_full(exc) from None
         answers = await ctx.wait(future)
@@ -171,16 +153,11 @@ def translate_file_route(ctx: ServerContext):
         note(request, 1, len(data), model.name)
         path = ctx.files.upload_path(filename)
         path.write_bytes(data)
-        translator_target = ctx.models.code(str(target))
-
-        def run(translator) -> str:  # on the decode thread
-            if model.multilingual:
-                translator.target_language = translator_target
-            return ctx.files.translate(translator, model.glossary, path, filename, translator_target,
-                                       ctx.settings.batch_size)
-
+        target_code = ctx.models.code(str(target))
+        wanted = FileRequest(str(path), filename, target_code, target_code if model.multilingual else None,
+                             str(ctx.files.folder), ctx.settings.batch_size)
         try:
-            future = model.worker.call(run)
+            future = model.worker.submit_file(wanted)
         except QueueFull as exc:
             path.unlink(missing_ok=True)
             raise queue_full(exc) from None

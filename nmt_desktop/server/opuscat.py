@@ -17,9 +17,10 @@ from starlette.routing import Route
 
 from nmt_desktop.server.batcher import DecodeKey, QueueFull
 from nmt_desktop.server.context import ServerContext, note, queue_full
+from nmt_desktop.server.decode_requests import TextRequest
 from nmt_desktop.server.errors import ApiError, missing
 from nmt_desktop.server.routing import ServedModel
-from nmt_desktop.server.segments import sentences, text_segment
+from nmt_desktop.server.segments import text_segment
 
 # ISO 639-2/3 codes the plugins may send for a model's two-letter code (OPUS-CAT's IsoLanguage accepts both)
 _THREE_LETTER = {"eng": "en", "deu": "de", "ger": "de", "fra": "fr", "fre": "fr", "spa": "es", "ita": "it",
@@ -66,60 +67,17 @@ def _route(ctx: ServerContext, params: dict[str, Any]) -> ServedModel:
                             _one(params, "modelTag"))
 
 
-def _pieces(tokens: list[str]) -> list[str]:
-    return [t for t in tokens if t != "</s>"]
-
-
-def translation_pair(translator: Any, text: str, said: list) -> dict[str, Any]:
-    """OPUS-CAT's TranslationPair: the translation (both spellings), the SentencePiece pieces of source and
-    translation, and piece alignments read from the attention (each target piece to its most attended source
-    piece, the heads and layers averaged)."""
-    source_pieces: list[str] = []
-    target_pieces: list[str] = []
-    links: list[tuple[int, int]] = []
-    for s in said:
-        src = _pieces(s.source_tokens)
-        tgt = _pieces(s.target_tokens)
-        attention = s.attention  # (L, H, T, S)
-        if attention is not None and src and tgt:
-            mean = attention.mean(axis=(0, 1))[: len(tgt), : len(src)]  # (T, S) without </s>
-            links += [(int(mean[j].argmax()) + len(source_pieces), j + len(target_pieces)) for j in range(len(tgt))]
-        source_pieces += src
-        target_pieces += tgt
-    to_target: dict[str, list[int]] = {}
-    to_source: dict[str, list[int]] = {}
-    for i, j in links:
-        to_target.setdefault(str(i), []).append(j)
-        to_source.setdefault(str(j), []).append(i)
-    return {"translation": text, "Translation": text, "SegmentedSourceSentence": source_pieces,
-            "SegmentedTranslation": target_pieces, "SegmentedAlignmentSourceToTarget": to_target,
-            "SegmentedAlignmentTargetToSource": to_source,
-            "AlignmentString": " ".join(f"{i}-{j}" for i, j in links), "RawTranslation": " ".join(target_pieces),
-            "Segmentation": 1}  # SegmentationMethod.SentencePiece
-
-
 async def _translate(ctx: ServerContext, request: Request, params: dict[str, Any], texts: list[str],
                      pairs: bool) -> list[Any]:
     model = _route(ctx, params)
     ctx.settings.limits.check(texts, True)
     segments = [text_segment(t) for t in texts]
     note(request, len(segments), sum(s.characters for s in segments), model.name)
-    translator = model.translator
     target = language_code(_one(params, "trgLangCode"))
-
-    def finish(results: list) -> list[Any]:
-        out, start = [], 0
-        for segment in segments:
-            mine = results[start: start + len(segment.blocks)]
-            start += len(segment.blocks)
-            text = segment.assemble(mine)
-            out.append(translation_pair(translator, text, sentences(mine)) if pairs else text)
-        return out
-
+    wanted = TextRequest(tuple(texts), DecodeKey(ctx.settings.beam_size, 1, target if model.multilingual else None),
+                         shape="pairs" if pairs else "texts")
     try:
-        future = model.worker.translate([b for s in segments for b in s.blocks],
-                                        DecodeKey(ctx.settings.beam_size, 1, target if model.multilingual else None),
-                                        finish)
+        future = model.worker.submit(wanted, segments)
     except QueueFull as exc:
         raise queue_full(exc) from None
     return await ctx.wait(future)

@@ -1,33 +1,48 @@
 """The models a server holds, routed by language pair: en->de and en->fr from one server (two models of one
 pair: the first given, unless OPUS-CAT's modelTag names the other), each model with
-its own decode thread (batcher.py) and its glossary (core/formats/model_glossary.py: the user's saved one,
-else the one its folder carries), forced into every translation it makes.
+its own decoder (a decode process, decode_process.py; or a thread, batcher.py, with --decode-in-process) and
+its glossary (core/formats/model_glossary.py: the user's saved one, else the one its folder carries), forced
+into every translation it makes.
 
 A multilingual model (OPUS-MT en-ROMANCE, `>>fra<<` tokens) serves one pair per target token."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nmt_desktop.core.hub.catalogue import language_name
 from nmt_desktop.server.errors import ApiError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.documents.glossary import Glossary
-    from nmt_desktop.server.batcher import DecodeWorker
+    from nmt_desktop.server.decode_requests import FileRequest, TextRequest
+    from nmt_desktop.server.segments import Segment
+
+
+class Decoder(Protocol):
+    """What a route hands requests to: batcher.DecodeWorker (a thread) or decode_process.DecodeProcess."""
+
+    @property
+    def waiting(self) -> int: ...
+
+    def submit(self, request: "TextRequest", segments: list["Segment"]) -> "asyncio.Future": ...
+
+    def submit_file(self, request: "FileRequest") -> "asyncio.Future": ...
+
+    def stop(self, timeout: float | None = 30.0) -> None: ...
 
 
 @dataclass
 class ServedModel:
-    """One loaded model: its name, its language pair(s) and the thread that decodes for it."""
+    """One loaded model: its name, its language pair(s) and what decodes for it."""
     name: str
-    translator: "Translator"
     source: str
     targets: list[str]  # target codes; one for an ordinary model
-    worker: "DecodeWorker"
-    glossary: "Glossary | None" = None
+    worker: Decoder
     multilingual: bool = False
 
     def describe(self) -> list[dict[str, Any]]:
