@@ -60,3 +60,22 @@ def test_a_missing_memory_is_one_line(tmp_path):
     source.write_text("Hello.\n", encoding="utf-8")
     line = assert_one_error_line(run_cli("translate-file", str(source), "-m", "en-de", "--tm", str(tmp_path / "no.sqlite")), 1)
     assert "no translation memory there" in line and not (tmp_path / "notes.de.txt").exists()
+
+
+def test_a_tagged_segment_takes_the_memorys_target_with_its_tags_on_the_aligned_words(tmp_path):
+    """A segment with inline tags whose plain text the memory holds: the memory's target, not the model's, with
+    the tags put where the model aligns them (the model reads the target, it does not write it)."""
+    tm = tmp_path / "tm.sqlite"
+    with TranslationMemory(tm) as memory:
+        memory.add([Entry("Click the big button.", "KLICKEN Sie auf die große Schaltfläche.", Pair("en", "de"))])
+    source = tmp_path / "app.xlf"
+    source.write_text(XLIFF.replace("The cat sleeps on the sofa.", 'Click the <g id="1">big</g> button.'),
+                      encoding="utf-8")
+    done = run_cli("translate-file", str(source), "-m", "en-de", "--tm", str(tm))
+    assert done.returncode == 0, done.stderr
+    assert "1 segment reused (100% matches)" in done.stderr
+    out = tmp_path / "app.de.xlf"
+    unit = read_bilingual(out).units[0]
+    assert unit.target == "KLICKEN Sie auf die große Schaltfläche." and unit.state == "translated"
+    assert [(t.kind, t.id, t.name) for t in unit.target_tags] == [("open", "1", "g"), ("close", "1", "g")]
+    assert '<g id="1">große</g>' in out.read_text(encoding="utf-8")

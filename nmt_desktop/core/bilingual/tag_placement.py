@@ -27,8 +27,8 @@ from lxml import etree
 
 from nmt_desktop.core.bilingual.inline_segments import Segment, write_segment, written_order
 from nmt_desktop.core.documents.blocks import TranslatedBlock, TranslatedRun
-from nmt_desktop.core.documents.inline_transfer import RunInfo, transfer
-from nmt_desktop.core.documents.translate_document import position_alignment
+from nmt_desktop.core.documents.given_translation import given_alignments, run_infos
+from nmt_desktop.core.documents.inline_transfer import transfer
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
@@ -83,38 +83,11 @@ class TagPlacer:
 
     def _alignments(self, layouts: Sequence["_Layout"]) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
         """Each layout's (evidence (Wt, Ws), links): the model's where it can read the pair, else by position."""
-        out = [position_alignment(len(l.source_words), len(l.target_words)) for l in layouts]
         if not layouts:
-            return out
-        aligned = [False] * len(layouts)
-        if self.translator is not None:
-            from nmt_desktop.core.analysis.alignment import BEST_METHOD, decide, word_evidence
-
-            todo = [k for k, l in enumerate(layouts) if l.source_words and l.target_words]
-            pairs = [(" ".join(layouts[k].source_words), " ".join(layouts[k].target_words)) for k in todo]
-            try:
-                scored = self.translator.score_batch(pairs)
-            except ValueError:  # one pair too long for the model: each on its own
-                scored = [_score_or_none(self.translator, s, t) for s, t in pairs]
-            for k, translation in zip(todo, scored):
-                if translation is None:
-                    continue
-                layout = layouts[k]
-                try:
-                    matrix = word_evidence(translation, BEST_METHOD, layout.source_words, layout.target_words,
-                                           translator=self.translator)
-                except ValueError:  # pieces that cannot be matched to the words
-                    continue
-                out[k], aligned[k] = (matrix, list(decide(matrix, BEST_METHOD))), True
-        self.by = "alignment" if all(aligned) else "position"
-        return out
-
-
-def _score_or_none(translator: "Translator", source: str, target: str):
-    try:
-        return translator.score(source, target)
-    except ValueError:
-        return None
+            return []
+        found = given_alignments(self.translator, [(l.source_words, l.target_words) for l in layouts])
+        self.by = "alignment" if all(aligned for _m, _l, aligned in found) else "position"
+        return [(matrix, links) for matrix, links, _aligned in found]
 
 
 def _append(element: etree._Element, text: str) -> None:
@@ -183,9 +156,7 @@ class _Layout:
         for j, k in new_index.items():
             evidence[k, :] = matrix[j, :]
         moved = [(i, new_index[j]) for i, j in links if j in new_index]
-        infos = [RunInfo(run.style is not None or run.verbatim, bool(run.text.strip()), run.verbatim, run.text)
-                 for run in runs]
-        cut = transfer(infos, self.source_runs, words, evidence, moved, fixed)
+        cut = transfer(run_infos(runs), self.source_runs, words, evidence, moved, fixed)
         return self._typed_text(written_order(self.segment, cut))
 
     @staticmethod

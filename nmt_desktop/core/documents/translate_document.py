@@ -10,8 +10,10 @@ placeholders in); the names are put back; and a block whose runs look different 
 has its translation cut into its runs by word alignment (inline_transfer.py: the model's own alignment,
 core/analysis/alignment.py). A block of one look needs no alignment: its text goes to its first run.
 `save_translation` writes through a temporary file renamed into place, never over the input. With
-`DocumentOptions.reuse` (a translation memory, `translate-file --tm`), a block of one look that the memory holds
-exactly is taken from it and never reaches the model (`DocumentTranslation.reused`).
+`DocumentOptions.reuse` (a translation memory, `translate-file --tm`), a block whose plain text the memory holds
+exactly is taken from it and never reaches the model for translation (`DocumentTranslation.reused`); if its runs
+look different, the model only aligns the memory's target to it so that they land on its words
+(given_translation.py).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, Document, DocumentError, TranslatedBlock, TranslatedRun, untranslated
 from nmt_desktop.core.documents.constraints import Constraint, ConstraintReport, translate_constrained
 from nmt_desktop.core.documents.glossary import Glossary, Term, find_terms
-from nmt_desktop.core.documents.inline_transfer import RunInfo, transfer
+from nmt_desktop.core.documents.given_translation import (given_block, position_alignment, run_infos,
+                                                           source_words)
+from nmt_desktop.core.documents.inline_transfer import transfer
 from nmt_desktop.core.documents.placeholders import Protected, dnt_spans, number_spans, protect, restore
 
 if TYPE_CHECKING:
@@ -196,7 +200,7 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
     results, cursor = [], 0
     for b, (block, prep) in enumerate(zip(document.blocks, prepared)):
         if b in reused:
-            results.append(_whole_block(block, reused[b]))
+            results.append(_memory_block(translator, block, reused[b], options))
             continue
         if prep is None:
             results.append(BlockResult(block.text, block.text, untranslated(block)))
@@ -215,16 +219,26 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
 
 
 def _reused(blocks: Sequence[Block], options: DocumentOptions) -> dict[int, str]:
-    """The blocks the memory answers (options.reuse) -> their targets: blocks of one look with text only."""
+    """The blocks the memory answers (options.reuse, on their plain text) -> their targets."""
     if options.reuse is None:
         return {}
     found = {}
     for b, block in enumerate(blocks):
-        if not block.verbatim and block.text.strip() and not _styled(block):
+        if not block.verbatim and block.text.strip():
             target = options.reuse(block.text.strip())
             if target is not None:
                 found[b] = target
     return found
+
+
+def _memory_block(translator: "Translator", block: Block, target: str, options: DocumentOptions) -> BlockResult:
+    """A block the memory answered: the memory's target as it stands; a block whose runs look different (a
+    bold word, a link) has them put on the target's words by the model's alignment of the two
+    (given_translation.py), as its own translation would."""
+    if not options.keep_formatting or not _styled(block):
+        return _whole_block(block, target)
+    runs = given_block(translator, block, target)
+    return BlockResult(block.text, "".join(run.text for run in runs), runs)
 
 
 def _whole_block(block: Block, target: str) -> BlockResult:
@@ -253,7 +267,7 @@ def _block_result(translator: "Translator", block: Block, prep: _Prepared, sente
         return BlockResult(block.text, whole.target, whole.runs, list(sentences))
     evidence_parts, links, source_runs, fixed, offset_s, offset_t = [], [], [], {}, 0, 0
     for unit, start, sentence in zip(prep.units, prep.starts, sentences):
-        src_words, src_runs = _source_words(unit.text, start, prep.owners)
+        src_words, src_runs = source_words(unit.text, start, prep.owners)
         tgt_words = sentence.text.split()
         if len(set(src_runs)) == 1:  # a sentence inside one run: all of it goes there, no alignment needed
             matrix, sentence_links = np.zeros((len(tgt_words), len(src_words))), []
@@ -271,26 +285,14 @@ def _block_result(translator: "Translator", block: Block, prep: _Prepared, sente
     evidence = np.zeros((offset_t, offset_s))  # (target words, source words): block-diagonal by sentence
     for matrix, t0, s0 in evidence_parts:
         evidence[t0: t0 + matrix.shape[0], s0: s0 + matrix.shape[1]] = matrix
-    infos = [RunInfo(run.style is not None or run.verbatim, bool(run.text.strip()), run.verbatim, run.text)
-             for run in block.runs]
     flat = [w for sentence in words for w in sentence]
-    runs = transfer(infos, source_runs, flat, evidence, links, fixed, prep.lead, prep.trail)
+    runs = transfer(run_infos(block.runs), source_runs, flat, evidence, links, fixed, prep.lead, prep.trail)
     return BlockResult(block.text, prep.lead + target + prep.trail, runs, list(sentences))
 
 
 def _restored(word: str, prep: _Prepared) -> str:
     return restore(word, [p for p in prep.protected.placeholders
                           if re.search(rf"(?<!\w){re.escape(p.name)}", word)])
-
-
-def _source_words(text: str, start: int, owners: Sequence[int]) -> tuple[list[str], list[int]]:
-    """A sentence's whitespace words and the run each comes from (the run of most of its characters)."""
-    words, runs = [], []
-    for m in re.finditer(r"\S+", text):
-        chars = [owners[start + k] for k in range(m.start(), m.end()) if start + k < len(owners)]
-        words.append(m.group())
-        runs.append(max(set(chars), key=chars.count) if chars else 0)
-    return words, runs
 
 
 def _alignment(translator: "Translator", sentence: "Translation", src_words: list[str],
@@ -304,16 +306,6 @@ def _alignment(translator: "Translator", sentence: "Translation", src_words: lis
         return matrix, list(decide(matrix, BEST_METHOD))
     except ValueError:
         return position_alignment(len(src_words), len(tgt_words))
-
-
-def position_alignment(n_s: int, n_t: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
-    """Evidence (target words, source words) and links of target word j to the source word at its relative
-    position: the alignment when the model's cannot be had."""
-    matrix = np.zeros((n_t, n_s))  # (Wt, Ws)
-    links = [(min(n_s - 1, round(j * n_s / max(1, n_t))), j) for j in range(n_t)] if n_s else []
-    for i, j in links:
-        matrix[j, i] = 1.0
-    return matrix, links
 
 
 # --- files -----------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 memory holds exactly is reused as it stands (DocumentOptions.reuse: not sent to the model), and the others'
 fuzzy matches of at least `min_score` are gathered for the reviewer (`fuzzy`), with the summary's wording.
 
-Exact reuse is per block (a paragraph, cell, cue or bilingual segment: what a memory's segment is), for blocks
-of one look only: a block with a bold word or a link inside would lose that formatting, so its 100% match is
-shown to the reviewer instead, with the fuzzy ones.
+Exact reuse is per block (a paragraph, cell, cue or bilingual segment: what a memory's segment is), on its plain
+text: a block with a bold word, a link or inline tags inside gets the memory's target with its runs put on the
+words the model aligns them to (translate_document.py, core/documents/given_translation.py).
 """
 
 from __future__ import annotations
