@@ -19,6 +19,18 @@ from test_document_formats import open_dialog, pick  # noqa: E402
 from tests.core.bilingual.samples import write_xliff20  # noqa: E402
 
 
+def translate_and_save(qtbot, window, monkeypatch, out):
+    """Translate clicked, then Save… answered with `out`; `out`."""
+    dialog = window.document_dialog
+    qtbot.mouseClick(dialog.translate_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
+    assert window.shown_errors == [] and dialog.result is not None, dialog.status.text()
+    pick(monkeypatch, "getSaveFileName", out)
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    assert out.exists() and "Saved" in dialog.status.text(), dialog.status.text()
+    return out
+
+
 def test_an_xliff_file_filled_in_the_dialog(qtbot, open_main_window, tiny_model_dir, tmp_path, monkeypatch) -> None:
     window = open_main_window(tiny_model_dir)
     seen: list = []
@@ -29,13 +41,7 @@ def test_an_xliff_file_filled_in_the_dialog(qtbot, open_main_window, tiny_model_
     assert "XLIFF (*.xlf *.xliff)" in seen[0][1] and "PO/POT (*.po *.pot)" in seen[0][1]
     assert [b.where for b in dialog.document.blocks] == ["unit u1/s1", "unit u5", "unit u6", "unit u4"]
 
-    qtbot.mouseClick(dialog.translate_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
-    assert window.shown_errors == [] and dialog.result is not None, dialog.status.text()
-    out = tmp_path / "filled.xlf"
-    pick(monkeypatch, "getSaveFileName", out)
-    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
-    assert out.exists() and "Saved" in dialog.status.text(), dialog.status.text()
+    out = translate_and_save(qtbot, window, monkeypatch, tmp_path / "filled.xlf")
 
     before, after = {u.id: u for u in read_bilingual(source).units}, {u.id: u for u in read_bilingual(out).units}
     assert list(after) == list(before)
@@ -74,12 +80,7 @@ def test_the_overwrite_box_translates_segments_with_a_target_again(qtbot, open_m
     assert [b.where for b in dialog.document.blocks] == ["unit u1/s1", "unit u1/s2", "unit u3", "unit u5", "unit u6",
                                                          "unit u4"]
     assert dialog.table.pairs.rowCount() == 6
-    qtbot.mouseClick(dialog.translate_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: not dialog.running, timeout=TIMEOUT_MS)
-    assert window.shown_errors == [] and dialog.result is not None, dialog.status.text()
-    out = tmp_path / "again.xlf"
-    pick(monkeypatch, "getSaveFileName", out)
-    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    out = translate_and_save(qtbot, window, monkeypatch, tmp_path / "again.xlf")
     before, after = {u.id: u for u in read_bilingual(source).units}, {u.id: u for u in read_bilingual(out).units}
     for unit_id in ("u1/s2", "u3"):  # final and reviewed before: the model's now, for review
         assert before[unit_id].confirmed and not after[unit_id].confirmed and after[unit_id].state == "initial"
