@@ -48,6 +48,7 @@ class Theme:
     code_background: str
     token_background: str  # a translated token's chip in the output pane
     diffuse_background: str  # a token with diffuse attention (highlighted)
+    memory_background: str  # a token that came from the translation memory (issue 45; gui/translate/memory_marks.py)
     plot_line: str  # lines drawn on plot_background (alignment links): at least 3:1 on it
     control_border: str  # the ring of check boxes and radio buttons: at least 3:1 on window and base
     colormap: str = DEFAULT_COLORMAP
@@ -57,13 +58,15 @@ LIGHT = Theme(dark=False, window="#f5f6f8", base="#ffffff", text="#111827", mute
               accent="#4f46e5", accent_hover="#4338ca", accent_disabled="#a5b4fc", selection="#e0e7ff",
               plot_background="#ffffff", plot_text="#1f2937", pending_cell="#e8e8e8", warning="#a14807",
               error="#b91c1c", error_background="#fef2f2", error_border="#fecaca", code_background="#f8fafc",
-              token_background="#eef2ff", diffuse_background="#ffedd5", plot_line="#4f46e5",
+              token_background="#eef2ff", diffuse_background="#ffedd5", memory_background="#dcfce7",
+              plot_line="#4f46e5",
               control_border="#7c8291")
 DARK = Theme(dark=True, window="#1e1f24", base="#26282e", text="#e5e7eb", muted="#9ca3af", border="#3a3d45",
              accent="#6366f1", accent_hover="#818cf8", accent_disabled="#3f3f74", selection="#312e81",
              plot_background="#1b1c20", plot_text="#d1d5db", pending_cell="#34363c", warning="#fbbf24",
              error="#fca5a5", error_background="#3b1d1d", error_border="#7f1d1d", code_background="#1f2126",
-             token_background="#2e3250", diffuse_background="#42290f", plot_line="#818cf8",
+             token_background="#2e3250", diffuse_background="#42290f", memory_background="#14392a",
+             plot_line="#818cf8",
              control_border="#858b96")
 
 STYLE = """

@@ -22,6 +22,7 @@ READ_PAIRS = [("text", "base"), ("text", "window"), ("muted", "base"), ("muted",
               ("error", "base"), ("error", "error_background"), ("text", "code_background"), ("text", "selection"),
               ("text", "token_background"), ("warning", "token_background"), ("error", "token_background"),
               ("text", "diffuse_background"), ("warning", "diffuse_background"), ("error", "diffuse_background"),
+              ("text", "memory_background"), ("warning", "memory_background"), ("error", "memory_background"),
               ("plot_text", "plot_background")]
 
 

@@ -131,6 +131,7 @@ class ModelsPanel(QWidget):
         self.remove_button.setToolTip("Delete the selected installed model from your models folder")
         self.remove_button.clicked.connect(self.remove_selected)
         self.parent_button = QPushButton("Back to the parent model")  # a fine-tuned model's card names its parent
+        self.parent_button.setToolTip("Load the model the loaded one was fine-tuned from")
         self.parent_button.clicked.connect(self.load_parent)
         self.parent_button.hide()
         self.load_button.setToolTip("Load the selected model")

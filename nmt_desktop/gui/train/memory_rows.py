@@ -25,6 +25,9 @@ class MemoryRows:
         self.replay_ratio = double_box(0.0, 100.0, 0.5, 1.0)
         self.replay_ratio.setSuffix(" per memory pair")
         self.general_dev = PathRow("General dev set", "general text scored before and after (empty: the model's dev)")
+        for row in (self.memory, self.replay, self.general_dev):
+            row.edit.setToolTip(f"{row.title}: {row.edit.placeholderText()}")
+            row.button.setToolTip(f"Choose the {row.title.lower()} file")
         self.memory.edit.setToolTip("The memory's segments of the direction below are the training data; a tenth "
                                     "is held out as the dev set (the memory's domain)")
         self.replay_ratio.setToolTip("General pairs replayed per memory pair, so the model keeps what it knew "

@@ -21,6 +21,7 @@ from .. import theme
 from ..formatting import format_prob
 from ..theme import Theme
 from .document_model import TranslationDocument
+from .memory_marks import memory_tip
 from .trust import Mark, flag_background
 
 if TYPE_CHECKING:
@@ -60,20 +61,27 @@ def probability(logprob: float) -> float:
 
 def token_html(unit: int, step: Step, diffuse: set[tuple[int, int]], colours: Theme, mark: Mark | None = None) -> str:
     """One token as a link coloured by its probability, its alternatives in the tooltip; a token of a word the
-    quality estimate flags (`mark`, trust.py) is underlined on its kind's background, the reason first in the tip."""
+    quality estimate flags (`mark`, trust.py) is underlined on its kind's background, the reason first in the tip;
+    a token that came from the memory (`step.memory`, issue 45) is underlined on the memory tint, the segments it
+    came from named in the tip."""
     piece = step.piece
     text = html.escape(piece[1:] if piece.startswith(WORD_START) else piece) or "&nbsp;"
     prob = probability(step.logprob)
     color = colours.text if prob > 0.5 else (colours.warning if prob > 0.2 else colours.error)
     # the pieces as every other view shows them (word starts marked), no nonzero probability shown as "0%"
     alternatives = ", ".join(f"{display_piece(a.piece)} {format_prob(a.prob)}" for a in step.alternatives[:5])
+    memory = step.memory
     tip = html.escape((f"{mark.reason}\n" if mark else "") + f"{display_piece(piece)}: p = {format_prob(prob)}"
-                      + (f"   ·   {alternatives}" if alternatives else ""), quote=True)
+                      + (f"   ·   {alternatives}" if alternatives else "")
+                      + (f"\n{memory_tip(memory)}" if memory is not None else ""), quote=True)
     background = colours.diffuse_background if (unit, step.index) in diffuse else colours.token_background
+    if memory is not None:
+        background = colours.memory_background
     if mark is not None:
         background = flag_background(mark.kind, colours.dark)
+    underline = mark is not None or memory is not None
     return (f'<a href="{token_link(unit, step.index)}" title="{tip}" style="color:{color};'
-            f' text-decoration:{"underline" if mark else "none"}; background-color:{background};">{text}</a>')
+            f' text-decoration:{"underline" if underline else "none"}; background-color:{background};">{text}</a>')
 
 
 def words_html(unit: int, steps: list[Step], diffuse: set[tuple[int, int]], colours: Theme | None = None,

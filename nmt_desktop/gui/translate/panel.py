@@ -24,6 +24,7 @@ from .alternatives import AlternativesView
 from .decode_options import DecodeOptions
 from .document_model import StopReport, UnitProgress, TranslationDocument
 from .inspect_box import InspectBox
+from .memory_view import MemoryView
 from .output_html import follow_theme, output_html, parse_token_link
 from ..labels import set_fitting_text
 from ..models.picker import ModelPicker
@@ -183,6 +184,9 @@ class TranslatePanel(QWidget):
         self.inspect_tabs.addTab(self.alternatives_view, "Alternatives")
         self.inspect_tabs.addTab(self.nbest_list, "N-best")
         self.inspect_tabs.addTab(self.sentence_list, "Sentences")
+        self.memory_view = MemoryView()  # "Adapt to my memory" and the sentence's memory matches (issue 45)
+        self.memory_view.changed.connect(lambda: self.translate() if self.source.toPlainText().strip() else None)
+        self.inspect_tabs.addTab(self.memory_view, "Memory")
         self.inspect_tabs.setMinimumWidth(220)
 
         left = QWidget()
@@ -220,6 +224,7 @@ class TranslatePanel(QWidget):
         self.stop()
         self.translator, self.model_info = translator, info
         self.inspect_box.set_translator(translator)
+        self.memory_view.set_translator(translator, info)
         src = getattr(info, "src_lang", "") or ""
         tgt = getattr(info, "tgt_lang", "") or ""
         self.source_lang.setText(language_label(src) if src else "Source")
@@ -362,6 +367,8 @@ class TranslatePanel(QWidget):
         self.trust_line.clear_line()
         self.inspect_tabs.setTabText(1, "N-best")
         self.inspect_tabs.setTabText(2, "Sentences")
+        self.memory_view.show_matches([])
+        self.inspect_tabs.setTabText(3, "Memory")
         self.output.clear()
 
     # -- worker signals (stale request ids are ignored) -------------------------------------------
@@ -487,6 +494,8 @@ class TranslatePanel(QWidget):
         self.document.shown = index
         self.document.show_hypothesis(0)
         self.inspect_tabs.setTabText(1, f"N-best ({len(unit.translation.nbest)})")
+        self.memory_view.show_matches(unit.translation.memory_matches)
+        self.inspect_tabs.setTabText(3, f"Memory ({len(unit.translation.memory_matches)})")
         least = self.document.least_certain_step(index)
         if least is not None:
             self.show_alternatives(least)
@@ -582,9 +591,11 @@ class TranslatePanel(QWidget):
     # -- settings -----------------------------------------------------------------------------------
 
     def settings_dict(self) -> dict[str, Any]:
-        return {"decode": self.options.to_dict(), "translate_as_you_type": self.as_you_type.isChecked()}
+        return {"decode": self.options.to_dict(), "translate_as_you_type": self.as_you_type.isChecked(),
+                "adaptation": self.memory_view.to_dict()}
 
     def restore_settings(self, data: dict[str, Any]) -> None:
         self.options.from_dict(data.get("decode", {}))
         self.as_you_type.setChecked(bool(data.get("translate_as_you_type", False)))
+        self.memory_view.from_dict(data.get("adaptation"))
 
