@@ -42,6 +42,16 @@ class Datastore:
     sources: tuple[MemorySource, ...]  # one per match
     sentences: int  # B, the search's batch size
 
+    @property
+    def keys_t(self) -> Tensor:
+        """(D, N): the keys transposed, made once (each step multiplies by it)."""
+        if self._keys_t is None:
+            self._keys_t = self.keys.t().contiguous()
+        return self._keys_t
+
+    def __post_init__(self) -> None:
+        self._keys_t: Tensor | None = None
+
     @classmethod
     def of(cls, matches: Sequence[MatchStates], sentences: int) -> "Datastore | None":
         """The table of these matches (None when there is no key: the search then runs the plain model)."""

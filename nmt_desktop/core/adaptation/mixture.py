@@ -61,33 +61,57 @@ class KnnMixture:
         self.store, self.k, self.temperature = store, max(1, k), float(temperature)
         self.weight, self.max_weight = weight, max_weight
         self._has_keys = store.has_keys()  # (B,)
+        self._rows: Tensor | None = None
+
+    def _all_rows(self, n: int) -> Tensor:
+        """arange(n), made once per row count."""
+        if self._rows is None or self._rows.shape[0] != n:
+            self._rows = torch.arange(n)
+        return self._rows
 
     def mix(self, logits: Tensor, hidden: Tensor, sentences: Tensor) -> Mixed:
         """logits (R, V) and hidden states (R, D) of the rows of sentences (R,) (batch indices) -> `Mixed`."""
         store = self.store
-        adapted = self._has_keys.index_select(0, sentences).nonzero().squeeze(1)  # (M,)
-        if adapted.numel() == 0:
-            return Mixed(logits)
-        h = hidden.index_select(0, adapted).float()  # (M, D)
-        own = sentences.index_select(0, adapted)  # (M,)
-        d = torch.addmm(store.norms[None, :] + (h * h).sum(-1, keepdim=True), h, store.keys.t(), alpha=-2.0)
-        d = d.clamp_min_(0.0).masked_fill_(store.sentence[None, :] != own[:, None], float("inf"))  # (M, N)
+        if store.sentences == 1:  # one sentence (a stream, the CLI's lines): every row has every key
+            adapted = self._all_rows(logits.shape[0])
+            h = hidden.float()  # (M, D)
+        else:
+            adapted = self._has_keys.index_select(0, sentences).nonzero().squeeze(1)  # (M,)
+            if adapted.numel() == 0:
+                return Mixed(logits)
+            h = hidden.index_select(0, adapted).float()  # (M, D)
+        d = torch.addmm(store.norms[None, :] + torch.linalg.vecdot(h, h)[:, None], h, store.keys_t, alpha=-2.0)
+        d.clamp_min_(0.0)  # (M, N)
+        if store.sentences > 1:  # another sentence's keys are never neighbours
+            d.masked_fill_(store.sentence[None, :] != sentences.index_select(0, adapted)[:, None], float("inf"))
         dist, nearest = torch.topk(d, min(self.k, d.shape[1]), dim=-1, largest=False)  # (M, k) each
         knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a key of another sentence: 0
         values = store.values[nearest]  # (M, k)
-        p_knn = torch.zeros(h.shape[0], logits.shape[-1], dtype=torch.float32, device=logits.device)
-        p_knn.scatter_add_(1, values, knn_w)  # (M, V)
         if self.weight is None:
             lam = (1.0 - dist[:, 0] / self.temperature).clamp(0.0, self.max_weight)  # (M,)
         else:
             lam = torch.full((h.shape[0],), float(self.weight), device=logits.device)
-        model_rows = logits.index_select(0, adapted).float()  # (M, V)
-        mixed = torch.log((1.0 - lam[:, None]) * torch.softmax(model_rows, -1) + lam[:, None] * p_knn)
+        # p_kNN is zero but at the k neighbours' tokens: (1 - λ) p_model everywhere (in log space), then those
+        # k tokens rewritten, so only two operations span the vocabulary
+        model_rows = logits.index_select(0, adapted).float() if len(adapted) != logits.shape[0] else logits.float()
+        logp = torch.log_softmax(model_rows, -1)  # (M, V)
+        mixed = logp + torch.log1p(-lam)[:, None]  # (M, V)
+        p_knn = torch.bmm((values[:, :, None] == values[:, None, :]).float(), knn_w[:, :, None]).squeeze(2)  # (M, k)
+        at_knn = torch.log((1.0 - lam[:, None]) * logp.gather(1, values).exp() + lam[:, None] * p_knn)  # (M, k)
+        mixed.scatter_(1, values, at_knn)  # a token voted twice gets the same value twice
         keep = lam > 0  # (M,) rows whose neighbours are too far keep the model's own logits
-        out = logits.float().clone()
-        out.index_copy_(0, adapted, torch.where(keep[:, None], mixed, model_rows))
-        used = keep.nonzero().squeeze(1).tolist()
-        rows = [int(r) for r in adapted.tolist()]
-        return Mixed(out, {rows[m]: i for i, m in enumerate(used)}, lam[used].cpu().numpy(),
-                     knn_w[used].cpu().numpy(), values[used].cpu().numpy(),
-                     store.match[nearest[used]].cpu().numpy(), store.sources)
+        rows = adapted.tolist()
+        if bool(keep.all()):
+            used = list(range(len(rows)))
+            if len(rows) == logits.shape[0]:
+                out = mixed
+            else:
+                out = logits.float().clone()
+                out.index_copy_(0, adapted, mixed)
+        else:
+            used = keep.nonzero().squeeze(1).tolist()
+            out = logits.float().clone()
+            out.index_copy_(0, adapted, torch.where(keep[:, None], mixed, model_rows))
+            lam, knn_w, values, nearest = lam[keep], knn_w[keep], values[keep], nearest[keep]
+        return Mixed(out, {rows[m]: i for i, m in enumerate(used)}, lam.numpy(), knn_w.numpy(), values.numpy(),
+                     store.match[nearest].numpy(), store.sources)

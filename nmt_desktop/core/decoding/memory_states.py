@@ -1,14 +1,17 @@
 """Building a search's kNN datastore (core/adaptation) from the translation memory: each sentence's best
 memory matches force-decoded once, all in one batch, for the decoder's final state at every target position.
 
-The same backend as the search runs the forced decode, so an exact repeat's keys are the very states the
-search will reach (distance ~0: the memory's translation comes back). A match whose source or target does not
+The forced decode is one parallel pass of the model's decoder over every position (teacher forcing needs no
+step-by-step search), so it costs about one decoding step; its states equal the steps' within float rounding
+(tests/core/adaptation), so an exact repeat's keys are the states the search reaches (distance ~0: the
+memory's translation comes back). A match whose source or target does not
 fit the model is left out; a sentence without matches gets no keys, and a batch without any gets no mixture
 (`None`): the search is then the plain model's, bit for bit.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Callable, Sequence
 
 import torch
@@ -18,44 +21,52 @@ from nmt_desktop.core.adaptation.datastore import Datastore, MatchStates
 from nmt_desktop.core.adaptation.memory_use import MemorySource
 from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.adaptation.settings import Adaptation
-from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.backends.step_backend import StepBackend
-from nmt_desktop.core.decoding.search import _prepare, keep_rows
 from nmt_desktop.core.model.transformer import Transformer
 
-__all__ = ["forced_states", "memory_mixture"]
-
-_PLAIN = DecodeConfig(attention=False)
+__all__ = ["MemoryKeys", "forced_states", "memory_mixture"]
 
 
-def forced_states(model: Transformer, backend: StepBackend, src: Tensor, targets: Sequence[Sequence[int]]
-                  ) -> list[Tensor]:
-    """Teacher forcing of targets (ids, </s> last) on sources (M, S): each row's final states (T_i, D)."""
-    max_len = max(len(t) for t in targets)
+class MemoryKeys:
+    """A translator's forced states of the memory segments it has used, least recently used dropped past `size`:
+    in a stream the same segments are matched again and again, and each is force-decoded once. Keyed by the
+    entry's id and its text, so an edited segment is decoded anew."""
+
+    def __init__(self, size: int = 2000):
+        self.size = size
+        self._states: OrderedDict[tuple[int, str, str], Tensor] = OrderedDict()
+
+    def get(self, key: tuple[int, str, str]) -> Tensor | None:
+        states = self._states.get(key)
+        if states is not None:
+            self._states.move_to_end(key)
+        return states
+
+    def put(self, key: tuple[int, str, str], states: Tensor) -> None:
+        self._states[key] = states
+        while len(self._states) > self.size:
+            self._states.popitem(last=False)
+
+def forced_states(model: Transformer, src: Tensor, targets: Sequence[Sequence[int]]) -> list[Tensor]:
+    """Teacher forcing of targets (ids, </s> last) on sources (M, S) in one parallel decoder pass (not step by
+    step: every position at once costs about one step): each row's final states (T_i, D)."""
+    cfg = model.config
+    width = max(len(t) for t in targets)
+    decoder_in = torch.full((len(targets), width), cfg.pad_id, dtype=torch.long, device=src.device)  # (M, T)
+    for r, t in enumerate(targets):
+        decoder_in[r, : len(t)] = torch.tensor([cfg.decoder_start_id, *t[:-1]], dtype=torch.long)
     with torch.inference_mode():
-        state, tokens, _ = _prepare(model, backend, src, _PLAIN, 1, max_len)
-        states = torch.zeros(src.shape[0], max_len, model.config.d_model)  # (M, T, D)
-    alive = list(range(src.shape[0]))
-    for index in range(max_len):
-        with torch.inference_mode():
-            out = backend.step(state, tokens, False, False, True)
-            states[alive, index] = out.hidden.float()
-            tokens = torch.tensor([targets[r][index] for r in alive], dtype=torch.long, device=src.device)  # (R,)
-        keep = [i for i, r in enumerate(alive) if index + 1 < len(targets[r])]
-        if not keep:
-            break
-        tokens, alive = keep_rows(backend, state, tokens, alive, keep)
-    return [states[r, : len(t)] for r, t in enumerate(targets)]
+        hidden = model.decode(decoder_in, model.encode(src), need_hidden=True, need_logits=False).hidden.float()
+    return [hidden[r, : len(t)] for r, t in enumerate(targets)]
 
 
-def memory_mixture(model: Transformer, backend: StepBackend, adaptation: Adaptation | None, texts: Sequence[str],
+def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Sequence[str],
                    source_ids: Callable[[str], list[int]], target_ids: Callable[[str], list[int]],
-                   batch_ids: Callable[[Sequence[Sequence[int]]], Tensor]
+                   batch_ids: Callable[[Sequence[Sequence[int]]], Tensor], cache: MemoryKeys | None = None
                    ) -> tuple[KnnMixture | None, list[list[MemorySource]]]:
     """The mixture for a search over `texts` (its batch, in order) and each text's matches that built it.
 
     source_ids / target_ids: a memory segment's ids as the translator reads them (target without </s>);
-    batch_ids: padded (M, S) sources."""
+    batch_ids: padded (M, S) sources. cache: states of segments decoded before (only the others are decoded)."""
     used: list[list[MemorySource]] = [[] for _ in texts]
     if adaptation is None or not adaptation.enabled:
         return None, used
@@ -75,9 +86,18 @@ def memory_mixture(model: Transformer, backend: StepBackend, adaptation: Adaptat
             used[b].append(source)
     if not rows:
         return None, used
-    states = forced_states(model, backend, batch_ids([r[2] for r in rows]), [r[3] for r in rows])
-    store = Datastore.of([MatchStates(source, b, keys.to(model.output_weight.device), tgt)
-                          for (b, source, _src, tgt), keys in zip(rows, states)], len(texts))
+    keys = [(s.entry_id, s.source, s.target) for _b, s, _src, _tgt in rows]
+    states: list[Tensor | None] = [None if cache is None else cache.get(k) for k in keys]
+    todo = [i for i, s in enumerate(states) if s is None]
+    if todo:
+        for i, decoded in zip(todo, forced_states(model, batch_ids([rows[i][2] for i in todo]),
+                                                  [rows[i][3] for i in todo])):
+            states[i] = decoded.clone()  # not a view of the batch's tensor: kept alone in the cache
+            if cache is not None:
+                cache.put(keys[i], states[i])
+    device = model.output_weight.device
+    store = Datastore.of([MatchStates(source, b, decoded.to(device), tgt)  # type: ignore[union-attr]
+                          for (b, source, _src, tgt), decoded in zip(rows, states)], len(texts))
     if store is None:
         return None, used
     return KnnMixture(store, adaptation.k, adaptation.temperature, adaptation.weight, adaptation.max_weight), used

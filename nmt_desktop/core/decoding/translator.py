@@ -30,7 +30,7 @@ from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose
 from nmt_desktop.core.adaptation.memory_use import MemorySource
 from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.decoding.document import check_length, document_lines, line_units
-from nmt_desktop.core.decoding.memory_states import memory_mixture
+from nmt_desktop.core.decoding.memory_states import MemoryKeys, memory_mixture
 from nmt_desktop.core.decoding.naming import name_step, translation_of
 from nmt_desktop.core.decoding.pipeline import Search, length_sorted
 from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step, Translation, Unit
@@ -97,6 +97,7 @@ class Translator:
         # instant adaptation from a translation memory (core/adaptation): every search mixes in the nearest
         # neighbours of its sentence's memory matches while `adaptation.enabled`; None: the plain model
         self.adaptation: Adaptation | None = None
+        self._memory_keys = MemoryKeys()  # the memory segments' forced states, decoded once (memory_states.py)
 
     @classmethod
     def load(cls, model: str | Path, device: str = "cpu", int8: bool = False,
@@ -215,8 +216,9 @@ class Translator:
                        ) -> tuple[KnnMixture | None, list[list[MemorySource]]]:
         """The memory's kNN mixture for one search over `texts` and each text's matches that built it
         (memory_states.py); (None, no matches) without `adaptation` or when it finds nothing."""
-        return memory_mixture(self.model, backend, self.adaptation, texts, self.source_ids,
-                              lambda text: target_ids(self.tokenizers.target, self.config, text), self.batch_ids)
+        return memory_mixture(self.model, self.adaptation, texts, self.source_ids,
+                              lambda text: target_ids(self.tokenizers.target, self.config, text), self.batch_ids,
+                              self._memory_keys)
 
     # --- scoring a given translation (scoring.py) ---------------------------------------------
 

@@ -170,7 +170,8 @@ class Transformer(nn.Module):
     def decode(self, tgt: Tensor, enc: EncoderOutput | None = None, cache: KVCache | None = None,
                need_cross: bool = False, need_self: bool = False, head_mask: Tensor | None = None,
                last_only: bool = False, head_override: HeadOverride | None = None,
-               need_context: bool = False, rows: Tensor | None = None, need_hidden: bool = False) -> DecoderOutput:
+               need_context: bool = False, rows: Tensor | None = None, need_hidden: bool = False,
+               need_logits: bool = True) -> DecoderOutput:
         """Decode target positions tgt (B, t).
 
         Without a cache, tgt is the whole right-padded prefix starting with decoder_start_id and
@@ -178,7 +179,8 @@ class Transformer(nn.Module):
         head_mask: (L, H) or (B, L, H) multiplier on the cross-attention heads' outputs.
         head_override: replace chosen heads' cross-attention context by fixed means (mean ablation).
         need_context: also return each cross-attention head's context (`cross_context`).
-        need_hidden: also return the final states the output projection reads (`hidden`: kNN-MT's keys).
+        need_hidden: also return the final states the output projection reads (`hidden`: kNN-MT's keys);
+        need_logits=False skips the output projection (`logits` is then an empty (B, t, 0) tensor).
         rows: bool (B, t): run the linear layers and the output projection on these positions only,
         and on the non-padding source positions (training skips right padding this way: no real
         position reads a padding one); the logits are then (N, V) for the N true entries, row-major.
@@ -210,7 +212,7 @@ class Transformer(nn.Module):
             x = self.decoder_norm(x)
         if flat is not None:
             x = x.reshape(-1, x.shape[-1]).index_select(0, flat)  # (N, D)
-        logits = self.project(x)  # (B, t, V) or (N, V)
+        logits = self.project(x) if need_logits else x.new_zeros(*x.shape[:-1], 0)  # (B, t, V) or (N, V)
         return DecoderOutput(
             logits,
             torch.stack(cross_ws, dim=1) if need_cross else None,  # (B, L, H, t, S)
