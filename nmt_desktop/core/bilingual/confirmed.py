@@ -17,7 +17,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from nmt_desktop.core.bilingual.inline_segments import PLACEHOLDER
 from nmt_desktop.core.bilingual.reading import open_document
@@ -64,19 +64,22 @@ def save_confirmed(path: Path, confirmed: Mapping[str, str], translator: "Transl
     placer = TagPlacer(translator)
     for p in document.pending:
         if any(unit.id in confirmed for unit in (p.unit, *p.others)):
+            if p.confirm is None:
+                raise DocumentError(f"{path.name}: {document.file.format} segments cannot be saved as confirmed")
             p.confirm(confirmed, placer.place)
     placer.write_all()
     _write_atomically(out, document.finish, path)
     missing = {}
     for unit_id, text in confirmed.items():
-        lacking = Counter(PLACEHOLDER.findall(units[unit_id][0].source)) - Counter(PLACEHOLDER.findall(text))
+        wanted = PLACEHOLDER.findall(units[unit_id][0].source)
+        lacking = Counter(wanted) - Counter(PLACEHOLDER.findall(text))
         if lacking:
-            missing[unit_id] = [p for p in dict.fromkeys(PLACEHOLDER.findall(units[unit_id][0].source)) if p in lacking]
+            missing[unit_id] = [p for p in dict.fromkeys(wanted) if p in lacking]
     written = sum(len(units[unit_id]) for unit_id in confirmed)
     return ConfirmedSave(written, placer.by, out, missing)
 
 
-def _write_atomically(out: Path, write, source: Path) -> None:
+def _write_atomically(out: Path, write: Callable[[Path], None], source: Path) -> None:
     """write(temporary) in out's folder, fsync'd and renamed over `out`, with the permissions `out` (else
     `source`) has; the temporary file removed on failure."""
     fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".saving", dir=out.parent)

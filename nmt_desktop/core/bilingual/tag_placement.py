@@ -106,15 +106,24 @@ class _Layout:
         runs, slots = segment.runs, segment.slots
         self.keep = {r for r, slot in enumerate(slots) if slot.marker is not None and runs[r].text.strip()
                      and "".join(slot.marker.itertext()) == runs[r].text}  # a span not to translate, with text
-        words = [m.group() for m in re.finditer(r"\S+", text)]
-        self.target_words = words
-        self.typed: dict[int, int] = {}  # verbatim run -> the typed word holding its text
+        spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        self.target_words = [text[a:b] for a, b in spans]
+        self.typed: dict[int, int] = {}  # verbatim run -> the typed word where its text starts
+        self.occurrence: dict[int, tuple[int, int]] = {}  # verbatim run -> where the text holds its text
         for r, run in enumerate(runs):
-            if run.verbatim and (slots[r].marker is None or r in self.keep) and run.text.strip():
-                j = next((j for j, w in enumerate(words) if run.text.strip() in w and j not in self.typed.values()), None)
-                if j is not None:
-                    self.typed[r] = j
-        self.inserted = [r for r, slot in enumerate(slots) if slot.marker is not None and r not in self.typed]
+            own = run.text.strip()
+            if not (run.verbatim and (slots[r].marker is None or r in self.keep) and own):
+                continue
+            at = text.find(own)
+            while at >= 0 and any(a < at + len(own) and at < b for a, b in self.occurrence.values()):
+                at = text.find(own, at + 1)
+            if at < 0:
+                continue
+            self.occurrence[r] = (at, at + len(own))
+            j = next(j for j, (a, b) in enumerate(spans) if a <= at < b)
+            if j not in self.typed.values():
+                self.typed[r] = j
+        self.inserted = [r for r, slot in enumerate(slots) if slot.marker is not None and r not in self.occurrence]
         chars: list[str] = []
         owners: list[int | None] = []
         self.anchor: dict[int, int] = {}  # inserted run -> its character offset in the source without tags
@@ -171,9 +180,9 @@ class _Layout:
         return round(before * n_t / n_s) if n_s else 0
 
     def _typed_text(self, cut: TranslatedBlock) -> TranslatedBlock:
-        """`cut` (the transfer's runs in the order they are written) with the typed text exactly: each typed character in
-        the run where the transfer put it (matched in order), a space between runs where the transfer had
-        it, else on the plain side."""
+        """`cut` (the transfer's runs in the order they are written) with the typed text exactly: each typed
+        character in the run where the transfer put it (matched in order; a span not to translate holds its
+        typed copy), a space between runs where the transfer had it, else on the plain side."""
         slots, runs = self.segment.slots, self.segment.runs
         holds = [slots[t.index].marker is None for t in cut]  # a run whose text is written (not a tag's element)
         seen: list[tuple[str, int, int | None]] = []  # the transfer's non-space characters: (char, entry, space's entry)
@@ -194,20 +203,32 @@ class _Layout:
         for a, b, size in matcher.get_matching_blocks():
             for d in range(size):
                 owner[b + d], match[b + d] = seen[a + d][1], a + d
-        for k in {k for k in owner if k is not None and not holds[k]}:  # a protected span: only its whole text
-            mine = [q for q, o in enumerate(owner) if o == k]
-            start, end = typed[mine[0]][0], typed[mine[-1]][0] + 1
-            if self.text[start:end] != runs[cut[k].index].text.strip() or mine != list(range(mine[0], mine[-1] + 1)):
-                for q in mine:
-                    owner[q] = None
+        for k in {k for k in owner if k is not None and not holds[k]}:  # a protected span: only its typed copy
+            for q in (q for q, o in enumerate(owner) if o == k):
+                owner[q] = None
+        for k, t in enumerate(cut):
+            if t.index in self.occurrence and not holds[k]:
+                start, end = self.occurrence[t.index]
+                for q, (p, _ch) in enumerate(typed):
+                    if start <= p < end:
+                        owner[q] = k
+                    elif owner[q] is not None and (owner[q] > k if p < start else owner[q] < k):
+                        owner[q] = None  # the typed copy wins over a neighbour put out of order
+        last = -1
+        for q, o in enumerate(owner):  # in the written order: a character matched out of it is placed anew
+            if o is not None and o < last:
+                owner[q] = None
+            elif o is not None:
+                last = o
         holders = [k for k in range(len(cut)) if holds[k]]
         if not holders:
             return cut
         for q in range(len(typed)):  # a character the transfer did not have: with the one before it
             if owner[q] is None:
-                earlier = [o for o in owner[:q] if o is not None and holds[o]]
-                owner[q] = earlier[-1] if earlier else next((o for o in owner[q:] if o is not None and holds[o]),
-                                                            holders[0])
+                lo = next((o for o in reversed(owner[:q]) if o is not None), -1)
+                hi = next((o for o in owner[q + 1:] if o is not None), len(cut))
+                between = [k for k in holders if lo <= k <= hi]
+                owner[q] = between[0] if between else min(holders, key=lambda k: abs(k - max(lo, 0)))
         texts = ["" for _ in cut]
         for q, (p, ch) in enumerate(typed):
             if q == 0:

@@ -288,7 +288,8 @@ def test_any_typed_text_comes_back_as_typed_with_every_tag(tmp_path, write):
     source = _machine_filled(write(tmp_path))
     fmt = read_bilingual(source).format
     units = [u for u in read_bilingual(source).units if u.translatable and u.source.strip() and u.tags]
-    word = st.sampled_from(["Fett", "und", "kursiv", "%s", "{0}", "(x)", "…", "Sehr-langes-Wort", ",", "ß"])
+    word = st.sampled_from(["Fett", "und", "kursiv", "%s", "{0}", "(x)", "…", "Sehr-langes-Wort", ",", "ß",
+                            "ACME", "Gartenzwerg"])  # the last two: the text of a span not to translate
     space = st.sampled_from([" ", "  ", "\t", ""])
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -370,3 +371,17 @@ def test_out_writes_elsewhere_and_keeps_the_files_permissions(tmp_path):
     assert path.read_bytes() == data and os.stat(out).st_mode & 0o777 == 0o640
     save_confirmed(path, {"2": "Hallo Welt!"})
     assert os.stat(path).st_mode & 0o777 == 0o640 and path.read_bytes() == out.read_bytes()
+
+
+def test_a_protected_span_of_several_words_holds_its_typed_copy(tmp_path):
+    path = tmp_path / "p.xlf"
+    path.write_text(TAGGED.replace("big red cat <x id=\"1\"/>sleeps",
+                                   'Thanks from the <mrk mtype="protected">ACME Corp</mrk> team, <x id="1"/>today'),
+                    encoding="utf-8")
+    for typed, holds_it in (("Das Team der ACME Corp dankt, heute", True), ("Danke vom ACME-Team", False)):
+        save_confirmed(path, {"2": typed})
+        unit = {u.id: u for u in read_bilingual(path).units}["2"]
+        text = path.read_text(encoding="utf-8")
+        assert text.count('<mrk mtype="protected">ACME Corp</mrk>') == 2  # the source's and the target's, once
+        assert (unit.target == typed) == holds_it and _reads_as_typed(unit.target, typed, unit)
+        assert _schema_errors(path, "XLIFF 1.2") == []
