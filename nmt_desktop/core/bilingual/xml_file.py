@@ -31,7 +31,10 @@ def parse_file(path: Path) -> tuple[etree._ElementTree, bytes]:
 
 
 def write_file(tree: etree._ElementTree, original: bytes, path: Path) -> None:
-    path.write_bytes(serialise_xml(tree, original))
+    """The tree written as the source was (its encoding and declaration), ending in the line end it ended in."""
+    data = serialise_xml(tree, original)
+    end = b"\r\n" if original.endswith(b"\r\n") else b"\n" if original.endswith(b"\n") else b""
+    path.write_bytes(data if data.endswith(end) else data + end)
 
 
 def where(element: etree._Element, path: Path) -> str:

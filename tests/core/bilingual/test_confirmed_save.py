@@ -6,6 +6,7 @@ alignment or by position; the file replaced atomically (a child killed inside th
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -360,6 +361,17 @@ def test_a_save_killed_midway_leaves_the_old_file_whole(tmp_path, where):
                               text=True, timeout=300, env=os.environ | {"PYTHONPATH": str(REPO)})
     assert finished.returncode == 0 and "saved" in finished.stdout, finished.stderr[-2000:]
     assert {u.id: u.target for u in read_bilingual(path).units}["1"] == "Klicken Sie"
+
+
+def test_only_the_confirmed_segment_changes(tmp_path):
+    """Confirming one segment of a file the app wrote changes that segment's lines, and nothing else."""
+    path = _machine_filled(write_xliff20(tmp_path))
+    before = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    save_confirmed(path, {"u6": "Siehe unten."})
+    after = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    changed = [line for line in difflib.unified_diff(before, after, n=0) if line[:1] in "+-" and line[:3] not in "+++---"]
+    assert len(changed) == 2 and all('<unit id="u6">' in line for line in changed), changed
+    assert path.read_bytes().endswith(b"</xliff>\n")  # the line end the file ended in
 
 
 def test_out_writes_elsewhere_and_keeps_the_files_permissions(tmp_path):
