@@ -11,8 +11,8 @@ standalone tag (x, ph, a lone half of a pair) goes after the words aligned to th
 before those of the word after it). The transfer's stretches then only decide in which run each typed
 character falls, so nothing is added, dropped or respaced, and write_segment puts every tag back once,
 paired and in the source's nesting. A software placeholder (%d) left out is not put back (confirmed.py
-reports it); a span not to translate (mrk protected, translate="no") is its element, with the typed copy of
-its text inside it when the text holds one.
+reports it); a span not to translate (mrk protected, translate="no") is its element, holding the typed copy
+of its text where the text has one, else kept whole beside the typed words (its text then reads back too).
 """
 
 from __future__ import annotations
