@@ -72,6 +72,7 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--whole-batches", action="store_true",
                    help="a decode process takes every waiting request into its batch (default: half the clients at "
                         "work, so that one half's answers travel while the other half decodes)")
+    p.add_argument("--decode-child", metavar="SPEC", help=argparse.SUPPRESS)  # a model's decode process (server/decode_child.py)
     add_running_options(p, "segments (from all clients) decoded")
     for action in p._actions:  # a server batches what many clients send: 32 (the concurrency the issue measures)
         if action.dest == "batch_size":
@@ -81,6 +82,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.decode_child is not None:  # started by the server itself (server/decode_process.py), never by a user
+        from nmt_desktop.server.decode_child import main
+
+        return main(args.decode_child)
     from nmt_desktop.server.access import KeyFileError, is_loopback, read_keys
     from nmt_desktop.server.settings import Limits, ServerSettings
 

@@ -25,6 +25,7 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.translate_document import BlockResult, DocumentOptions, translate_document
 from nmt_desktop.server.decode_requests import DecodeKey, FileRequest, TextRequest, answers, translate_upload
+from nmt_desktop.server.plain_text import plain_units, translate_plain
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
@@ -101,14 +102,15 @@ class DecodeWorker:
     """The decode thread of one model (module docstring)."""
 
     def __init__(self, translator: "Translator", glossary: "Glossary | None", name: str, batch_size: int = 32,
-                 window_s: float = 0.05, max_queue: int = 1024, halves: bool = False):
+                 window_s: float = 0.05, max_queue: int = 1024, halves: bool = False, fast: bool = True):
         """window_s: the longest a batch waits for the clients expected back. Clients answered together come
         back together, but one by one through the event loop: a fixed few milliseconds from the first arrival
         caught 5 of 32 clients, then 27, then 6, ... So a batch waits (at most window_s) for as many requests
         as the larger of the last two batches held, the clients still at work; a lone client waits for none.
         halves: batches of half the clients at work (`_half`), for a decode process whose answers travel on
-        another core while it decodes the other half; useless on a thread sharing the event loop's lock."""
-        self.halves = halves
+        another core while it decodes the other half; useless on a thread sharing the event loop's lock.
+        fast: plain lines by plain_text.py's fast path (the same answers; off only to compare)."""
+        self.halves, self.fast = halves, fast
         self.translator, self.glossary = translator, glossary
         self.batch_size, self.window_s, self.max_queue = batch_size, window_s, max_queue
         self._recent: collections.deque[int] = collections.deque(maxlen=2)  # requests in each of the last batches
@@ -212,12 +214,20 @@ class DecodeWorker:
         self._deliver(group, outcomes)
 
     def _results(self, blocks: list[Block], key: DecodeKey) -> list[BlockResult]:
+        """Every block's result: plain lines by the fast path (plain_text.py), the others by the document
+        pipeline."""
         self.batches += 1
         if key.target is not None:
             self.translator.target_language = key.target
         cfg = DecodeConfig(beam_size=key.beam_size, nbest=key.nbest, attention=True, alternatives=0)
+        terms = self.glossary.terms if self.glossary else []
+        plain = [plain_units(self.translator, b, terms, key.keep_spans) if self.fast else None for b in blocks]
+        rest = [b for b, units in zip(blocks, plain) if units is None]
         options = DocumentOptions(glossary=self.glossary, automatic_dnt=key.keep_spans, batch_size=self.batch_size)
-        return translate_document(self.translator, _Blocks(blocks), cfg, options).blocks
+        piped = iter(translate_document(self.translator, _Blocks(rest), cfg, options).blocks if rest else [])
+        fast = iter(translate_plain(self.translator, [b for b, u in zip(blocks, plain) if u is not None],
+                                    [u for u in plain if u is not None], cfg, self.batch_size))
+        return [next(piped) if units is None else next(fast) for units in plain]
 
     def _settle(self, jobs: list[_Job], compute: Callable[[], list[Any]]) -> None:
         try:

@@ -1,6 +1,6 @@
-"""A model's decode process: `python -m nmt_desktop.server.decode_child SPEC`, started by decode_process.py
-with one end of a socket pair (SPEC is JSON: the socket's fd, the model's path, --int8, --backend,
---threads, the batch size and wait).
+"""A model's decode process: `nmt-desktop serve --decode-child SPEC` (core.locations.cli_command, so that the
+frozen app starts itself too), started by decode_process.py with one end of a socket pair (SPEC is JSON:
+the socket's fd, the model's path, --int8, --backend, --threads, the batch size, wait and halves).
 
 It loads the model as `serve` does (threads set first, the model's glossary read), says "ready" with the
 model's languages, then reads jobs on its main thread while its decode thread (batcher.DecodeWorker, the
@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import marshal
 import signal
-import sys
 import threading
 from multiprocessing.connection import Connection
 from typing import Any
@@ -103,10 +102,10 @@ def load(spec: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
                                                     "targets": targets, "multilingual": multilingual}
 
 
-def main(argv: list[str]) -> int:
+def main(given: str) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    spec = json.loads(argv[1])
+    spec = json.loads(given)
     conn = Connection(spec["fd"])
     try:
         translator, glossary, described = load(spec)
@@ -126,7 +125,3 @@ def main(argv: list[str]) -> int:
         worker.take(message[1], message[2])
     worker.stop(timeout=None)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))

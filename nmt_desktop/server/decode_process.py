@@ -6,8 +6,8 @@ twice the offline CPU per sentence on one core's worth of Python (benchmarks/RES
 the decoding in a child, the event loop and the search run on two cores at once.
 
 Why a socket pair and marshal rather than multiprocessing's spawn context and pickle: the child is an
-ordinary `python -m nmt_desktop.server.decode_child` (the parent's __main__ is not imported again, no
-resource tracker process is started, `ps` names it), and the framing is multiprocessing.connection's
+ordinary `nmt-desktop serve --decode-child SPEC` (core.locations.cli_command: the frozen app starts itself;
+no resource tracker process is started; `ps` names it), and the framing is multiprocessing.connection's
 (a length, then the bytes) around `marshal`, which encodes only None, bools, numbers, texts, bytes, tuples,
 lists and dicts: nothing decoded on either side can make an object or run code, whatever a user's text or
 file holds. Only this process and its own child ever write to the pair. Messages: ("job", number, request)
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from nmt_desktop.core.locations import cli_command
 from nmt_desktop.server.batcher import Admission, resolve_all
 from nmt_desktop.server.decode_requests import FileRequest, TextRequest, to_wire
 from nmt_desktop.server.errors import ApiError
@@ -98,7 +99,7 @@ class DecodeProcess:
                 "threads": self.load.threads, "name": self.name, "batch_size": self.batch_size,
                 "window_s": self.window_s, "halves": self.halves}
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "nmt_desktop.server.decode_child", json.dumps(spec)],
+            proc = subprocess.Popen(cli_command("serve", "--decode-child", json.dumps(spec)),
                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=2)
         finally:
             theirs.close()

@@ -24,9 +24,9 @@ SENTENCES = ["The cat sleeps on the sofa.", "I would like a cup of coffee, pleas
 
 
 def decode_children(pid: int) -> list[int]:
-    """The pids of the server's decode processes (its children running decode_child)."""
+    """The pids of the server's decode processes (its children `serve --decode-child`)."""
     out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if "nmt_desktop.server.decode_child" in line]
+    return [int(line.split()[0]) for line in out.splitlines() if "--decode-child" in line]
 
 
 def alive(pid: int) -> bool:
