@@ -155,3 +155,21 @@ def test_sigterm_with_requests_in_flight_finishes_them_exits_0_and_leaves_no_dec
         assert "Traceback" not in "".join(server.stderr)
     finally:
         server.kill()
+
+
+def test_a_decode_process_ends_by_itself_when_the_server_is_killed():
+    """SIGKILL leaves the server no time to stop its children: each sees its socket close and exits."""
+    import select
+
+    server = start_server(models=[BUNDLED[0]])
+    try:
+        (child,) = decode_children(server.proc.pid)
+        handle = os.pidfd_open(child)  # readable once that process has ended
+        try:
+            server.kill()
+            readable, _, _ = select.select([handle], [], [], 60)
+            assert readable == [handle] and not alive(child)
+        finally:
+            os.close(handle)
+    finally:
+        server.kill()
