@@ -41,8 +41,10 @@ class Mixed:
         m = self.rows.get(row)
         if m is None:
             return None
-        votes = self.knn_value[m] == token  # (k,)
+        votes = (self.knn_value[m] == token) & (self.knn_weight[m] > 0)  # (k,) a weightless neighbour never votes
         mass = float(self.knn_weight[m][votes].sum())
+        if mass <= 0:  # the neighbours voted for other tokens: the model's own choice, mixed down by (1 - λ)
+            return MemoryUse(0.0, ())
         final = float(torch.exp(self.logits[row, token]))
         share = min(1.0, float(self.weight[m]) * mass / final) if final > 0 else 0.0
         by_match: dict[int, float] = {}

@@ -112,3 +112,22 @@ def test_every_backend_gives_the_same_hidden_state(tiny_trained):
     with torch.inference_mode():  # the hidden state is what the output projection reads
         torch.testing.assert_close(model.project(hidden["reference"]), choose_backend(model, "reference").step(
             choose_backend(model, "reference").start(enc, 4), start, False, False).logits)
+
+
+@pytest.mark.parametrize("search", SEARCHES)
+def test_in_a_batch_each_sentence_reads_only_its_own_matches(tiny_trained, memory, search):
+    cfg = SEARCHES[search]
+    memory.add([Entry(SOURCE, EDITED, PAIR, origin="confirmed"),
+                Entry("blue dog sleeps", "schlaeft hund blau", PAIR, origin="confirmed")])
+    ids = {e.source: e.id for e in memory.entries()}
+    texts = [SOURCE, "blue dog sleeps", "sun moon water"]  # the last one matches nothing
+    tr = translator(tiny_trained, "auto", False, memory)
+    tr.adaptation.k = 64  # more neighbours than a sentence has keys: the other sentences' never count
+    plain = translator(tiny_trained, "auto", False, None).translate_batch(texts, cfg)
+    own, other, none = tr.translate_batch(texts, cfg)
+    assert (own.text, other.text) == (EDITED, "schlaeft hund blau")
+    for translation, source in ((own, SOURCE), (other, "blue dog sleeps")):
+        named = {src.entry_id for use in translation.best.memory for src in use.sources}
+        assert named == {ids[source]}
+    assert none.memory_matches == [] and none.best.memory is None
+    assert none.best.token_ids == plain[2].best.token_ids and none.best.token_logprobs == plain[2].best.token_logprobs
