@@ -26,7 +26,8 @@ def segment_line(source: MemorySource) -> str:
 
 def memory_tip(use: MemoryUse) -> str:
     """The tooltip lines of a token whose probability came partly from the memory."""
-    lines = [f"From your memory: {format_prob(use.share)} of this token's probability, from"]
+    lines = [f"From your memory: {format_prob(use.share)} of this token's probability"
+             + (", from" if use.sources else "")]
     lines += [f"  {segment_line(s)}" for s in use.sources[:SHOWN_SOURCES]]
     if len(use.sources) > SHOWN_SOURCES:
         lines.append(f"  and {len(use.sources) - SHOWN_SOURCES} more")

@@ -152,3 +152,14 @@ def test_clear_memory_influence_keeps_only_later_segments(qtbot, open_main_windo
     ids = confirm(("red cat runs", "rot katze rennt schnell"), changed=later)
     assert translate(qtbot, panel, SOURCE) == "rot katze rennt schnell"  # confirmed after the click: it adapts
     assert f"#{ids[SOURCE]}" in tokens(panel.output)[0][1]
+
+
+def test_a_token_whose_neighbours_name_no_segment_still_says_its_share() -> None:
+    from nmt_desktop.core.adaptation.memory_use import MemorySource, MemoryUse
+    from nmt_desktop.gui.translate.memory_marks import memory_tip
+
+    assert memory_tip(MemoryUse(0.4, ())) == "From your memory: 40% of this token's probability"
+    many = tuple(MemorySource(i, f"s{i}", f"t{i}", 0.2) for i in range(5))
+    assert memory_tip(MemoryUse(0.9, many)).splitlines() == [
+        "From your memory: 90% of this token's probability, from", "  #0 “s0” → “t0”  (20%)",
+        "  #1 “s1” → “t1”  (20%)", "  #2 “s2” → “t2”  (20%)", "  and 2 more"]
