@@ -57,6 +57,30 @@ class ServerProcess:
     def next_events(self, count: int, timeout: float = 30) -> list[dict[str, Any]]:
         return [self.events.get(timeout=timeout) for _ in range(count)]
 
+    def post_in_background(self, payload: dict[str, Any]) -> tuple[threading.Thread, dict[str, Any]]:
+        """POST /translate on a thread of its own; (the thread, a dict that gets status and body)."""
+        answer: dict[str, Any] = {}
+
+        def send() -> None:
+            with self.client() as c:
+                r = c.post("/translate", json=payload)
+                answer.update(status=r.status_code, body=r.json())
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        return sender, answer
+
+    def wait_until_queued(self, segments: int = 1) -> None:
+        """Until /nmt/stats says the decoders hold `segments` at least (bounded: 60 s)."""
+        import time
+
+        with self.client() as c:
+            for _ in range(600):
+                if c.get("/nmt/stats").json()["queued"] >= segments:
+                    return
+                time.sleep(0.1)
+        raise AssertionError("the request never reached the decode queue")
+
 
 def start_server(*args: str, models: list[str] | None = None, env_extra: dict[str, str] | None = None) -> ServerProcess:
     """`python -m nmt_desktop serve -m MODEL... --port 0 --log-json ARGS` once it says it is listening."""

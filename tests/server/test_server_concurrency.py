@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import threading
-import time
 
 import httpx
 import pytest
@@ -60,22 +58,8 @@ def test_sigterm_lets_the_request_in_flight_finish_and_exits_0():
     server = start_server("--max-list", "200", models=[BUNDLED[0]])
     try:
         texts = [f"{SENTENCES[n % 32]} {SENTENCES[(n + 7) % 32]}" for n in range(64)]
-        answer: dict = {}
-
-        def send() -> None:
-            with server.client() as c:
-                r = c.post("/translate", json={"q": texts, "source": "en", "target": "de"})
-                answer.update(status=r.status_code, body=r.json())
-
-        sender = threading.Thread(target=send)
-        sender.start()
-        with server.client() as c:
-            for _ in range(400):  # until the decode thread holds the request (bounded: 40 s at most)
-                if c.get("/nmt/stats").json()["queued"] > 0:
-                    break
-                time.sleep(0.1)
-            else:
-                pytest.fail("the request never reached the decode queue")
+        sender, answer = server.post_in_background({"q": texts, "source": "en", "target": "de"})
+        server.wait_until_queued()
         code = server.stop(signal.SIGTERM)
         sender.join(60)
         assert code == 0, "".join(server.stderr)[-2000:]

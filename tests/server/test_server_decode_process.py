@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -35,16 +33,6 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
-
-
-def wait_until_queued(server: ServerProcess, segments: int = 1) -> None:
-    """Until /nmt/stats says the decoders hold `segments` at least (bounded: 60 s)."""
-    with server.client() as c:
-        for _ in range(600):
-            if c.get("/nmt/stats").json()["queued"] >= segments:
-                return
-            time.sleep(0.1)
-    pytest.fail("the request never reached the decode queue")
 
 
 def requests_of_every_kind() -> list[tuple[str, str, dict]]:
@@ -99,16 +87,8 @@ def test_a_killed_decode_process_fails_its_requests_in_one_sentence_and_is_start
         first = decode_children(server.proc.pid)
         assert len(first) == 1
         texts = [f"{SENTENCES[n % 4]} {SENTENCES[(n + 1) % 4]}" for n in range(200)]
-        answer: dict = {}
-
-        def send() -> None:
-            with server.client() as c:
-                r = c.post("/translate", json={"q": texts, "source": "en", "target": "de"})
-                answer.update(status=r.status_code, body=r.json())
-
-        sender = threading.Thread(target=send)
-        sender.start()
-        wait_until_queued(server)
+        sender, answer = server.post_in_background({"q": texts, "source": "en", "target": "de"})
+        server.wait_until_queued()
         os.kill(first[0], signal.SIGKILL)
         sender.join(120)
         assert answer["status"] == 500
@@ -134,22 +114,12 @@ def test_sigterm_with_requests_in_flight_finishes_them_exits_0_and_leaves_no_dec
         children = decode_children(server.proc.pid)
         assert len(children) == 2
         texts = [f"{SENTENCES[n % 4]} {SENTENCES[(n + 2) % 4]}" for n in range(200)]
-        answers: dict = {}
-
-        def send(target: str) -> None:
-            with server.client() as c:
-                r = c.post("/translate", json={"q": texts, "source": "en", "target": target})
-                answers[target] = (r.status_code, r.json())
-
-        senders = [threading.Thread(target=send, args=(t,)) for t in ("de", "fr")]
-        for s in senders:
-            s.start()
-        wait_until_queued(server, 400)  # both requests held, one by each model's process
+        sent = {t: server.post_in_background({"q": texts, "source": "en", "target": t}) for t in ("de", "fr")}
+        server.wait_until_queued(400)  # both requests held, one by each model's process
         assert server.stop(signal.SIGTERM) == 0, "".join(server.stderr)[-2000:]
-        for s in senders:
-            s.join(60)
-        for target in ("de", "fr"):
-            status, body = answers[target]
+        for target, (sender, answer) in sent.items():
+            sender.join(60)
+            status, body = answer["status"], answer["body"]
             assert status == 200 and len(body["translatedText"]) == 200 and all(body["translatedText"])
         assert [pid for pid in children if alive(pid)] == []
         assert "Traceback" not in "".join(server.stderr)
