@@ -4,7 +4,8 @@ p_kNN puts softmax(-d / T) of the k nearest keys (squared L2 distance d to the s
 keys of the row's own sentence) on the tokens that followed them. λ is fixed, or adaptive as in SK-MT
 (Dai et al. 2023): λ = max(0, 1 - d_nearest / T), so a state far from every memory state keeps the model's
 distribution and an exact repeat (d = 0) follows the memory. A row whose sentence has no keys, or whose λ
-is 0, keeps the model's logits untouched (the plain path, bit for bit).
+is 0, keeps the model's logits untouched (the plain path, bit for bit). A state at distance ~0 from a stored one
+(`EXACT`: the same source and prefix as a confirmed segment) follows that segment: λ = 1.
 
 The mixed rows' scores are log-probabilities, which every backend's token choice takes as logits
 (log_softmax of a log-distribution is itself), so greedy, sampling and beam search on any backend apply it.
@@ -21,7 +22,14 @@ from torch import Tensor
 from nmt_desktop.core.adaptation.datastore import Datastore
 from nmt_desktop.core.adaptation.memory_use import MemorySource, MemoryUse
 
-__all__ = ["KnnMixture", "Mixed"]
+__all__ = ["EXACT", "KnnMixture", "Mixed"]
+
+# squared L2 distance, as a share of the state's own squared norm, under which a state is the stored one (the same
+# source and prefix; float rounding between the forced pass and the search's step keeps them ~1e-7 apart, int8's
+# per-batch activation scales ~1e-3): λ = 1 and only such neighbours vote, so a confirmed segment comes back whole
+# when its source does, whatever k, T and λ say. On parliamentary en-de, 99% of other steps' nearest keys lie farther
+# than 3% (benchmarks/adaptive.py's streams).
+EXACT = 0.01
 
 
 @dataclass
@@ -82,17 +90,26 @@ class KnnMixture:
             if adapted.numel() == 0:
                 return Mixed(logits)
             h = hidden.index_select(0, adapted).float()  # (M, D)
-        d = torch.addmm(store.norms[None, :] + torch.linalg.vecdot(h, h)[:, None], h, store.keys_t, alpha=-2.0)
+        hh = torch.linalg.vecdot(h, h)  # (M,)
+        d = torch.addmm(store.norms[None, :] + hh[:, None], h, store.keys_t, alpha=-2.0)
         d.clamp_min_(0.0)  # (M, N)
         if store.sentences > 1:  # another sentence's keys are never neighbours
             d.masked_fill_(store.sentence[None, :] != sentences.index_select(0, adapted)[:, None], float("inf"))
         dist, nearest = torch.topk(d, min(self.k, d.shape[1]), dim=-1, largest=False)  # (M, k) each
-        knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a key of another sentence: 0
-        values = store.values[nearest]  # (M, k)
+        near = EXACT * hh[:, None]  # (M, 1)
+        exact = dist[:, 0] <= near[:, 0]  # (M,) the state of a confirmed segment's own source and prefix
         if self.weight is None:
             lam = (1.0 - dist[:, 0] / self.temperature).clamp(0.0, self.max_weight)  # (M,)
         else:
             lam = torch.full((h.shape[0],), float(self.weight), device=logits.device)
+        lam = lam.masked_fill(exact, 1.0)
+        if not bool(lam.any()):  # every row far from the memory: the model's logits, nothing more computed
+            return Mixed(logits)
+        knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a key of another sentence: 0
+        if bool(exact.any()):  # a repeat follows the memory: only its exact neighbours vote
+            same = (dist <= near).float()  # (M, k)
+            knn_w = torch.where(exact[:, None], same / same.sum(-1, keepdim=True).clamp_min(1.0), knn_w)
+        values = store.values[nearest]  # (M, k)
         # p_kNN is zero but at the k neighbours' tokens: (1 - λ) p_model everywhere (in log space), then those
         # k tokens rewritten, so only two operations span the vocabulary
         model_rows = logits.index_select(0, adapted).float() if len(adapted) != logits.shape[0] else logits.float()

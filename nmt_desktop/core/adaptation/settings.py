@@ -31,11 +31,11 @@ class Adaptation:
     memory: MemoryLookup
     pair: Any
     matches: int = 8
-    min_score: float = 40.0
-    k: int = 4
-    temperature: float = 10.0
+    min_score: float = 30.0
+    k: int = 16
+    temperature: float = 150.0
     weight: float | None = None
-    max_weight: float = 1.0
+    max_weight: float = 0.7
     enabled: bool = True
     since: float = field(default=0.0)  # Unix seconds: entries changed before it are ignored (`clear`)
 
