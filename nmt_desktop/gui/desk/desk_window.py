@@ -98,7 +98,11 @@ class DeskWindow(QMainWindow):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)  # the current segment only
-        self.table.horizontalHeader().setSectionResizeMode(TRANSLATION, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        for column in (SOURCE, SUGGESTION, TRANSLATION):  # the texts share the width; no pass over every row
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        header.resizeSection(FLAGS, 260)
+        header.resizeSection(STATE, 90)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.editor = QLineEdit(placeholderText="Your translation (Ctrl+Enter confirms)")
         layout = QVBoxLayout()
@@ -151,7 +155,6 @@ class DeskWindow(QMainWindow):
             self.table.setItem(row, FLAGS, QTableWidgetItem(""))
             self.table.setItem(row, STATE, QTableWidgetItem(self._state(unit)))
             self._show_flags(row)
-        self.table.resizeColumnsToContents()
         self.table.setUpdatesEnabled(True)
 
     @staticmethod
@@ -198,12 +201,14 @@ class DeskWindow(QMainWindow):
         self.suggester.finished.connect(self._suggestions_finished)
         self.suggester.failed.connect(self._suggestions_failed)
         segments = [(row, unit.source) for row, unit in enumerate(self.units) if not unit.confirmed]
+        self._request: SuggestionRequest | None = None
         if not segments or (self.pair is None and self.translator is None):
             self.suggestions_running = False
             return
         self.suggestions_running = True
         self.stop_button.show()
-        self._suggest.emit(SuggestionRequest(segments, self.memory.path, self.pair, self.translator))
+        self._request = SuggestionRequest(segments, self.memory.path, self.pair, self.translator)
+        self._suggest.emit(self._request)
 
     def _join_threads_when_destroyed(self) -> None:
         """A window deleted without closing (dropped, as after a crash, or its close refused once) still
@@ -306,6 +311,8 @@ class DeskWindow(QMainWindow):
         unit.target, unit.confirmed = text, True
         self._remember([unit])
         self.saver.confirmed(unit.id, text)
+        if self._request is not None:
+            self._request.confirmed.add(row)  # the model need not suggest for it any more
         self.table.item(row, TRANSLATION).setText(text)
         self.table.item(row, STATE).setText(self._state(unit))
         self._show_flags(row)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -63,11 +63,13 @@ class Suggestion:
 @dataclass(frozen=True)
 class SuggestionRequest:
     """The segments to suggest for: (row, source) of each, the memory file and the file's pair (None: no
-    lookups), and the translator (None: memory only)."""
+    lookups), the translator (None: memory only), and the rows confirmed meanwhile (the desk adds to the set;
+    the model skips them: a suggestion for a confirmed segment is work for nobody)."""
     segments: Sequence[tuple[int, str]]
     memory_path: Path
     pair: Pair | None
     translator: Translator | None
+    confirmed: set[int] = field(default_factory=set)
 
 
 class SuggestionWorker(QObject):
@@ -127,11 +129,16 @@ class SuggestionWorker(QObject):
         from nmt_desktop.core.analysis.quality import estimate_pairs
 
         start_decoding()  # the app's thread policy on this thread (decode_threads.py)
+        pending, done = list(segments), 0
         try:
-            for start in range(0, len(segments), MACHINE_BATCH):
+            while pending:
                 if self._stop.is_set():
                     return
-                batch = segments[start: start + MACHINE_BATCH]
+                batch, pending = pending[:MACHINE_BATCH], pending[MACHINE_BATCH:]
+                done += len(batch)
+                batch = [(row, source) for row, source in batch if row not in request.confirmed]
+                if not batch:
+                    continue
                 try:
                     estimates = estimate_pairs(request.translator, [(source, None) for _, source in batch],
                                                batch_size=MACHINE_BATCH, cancelled=self._stop.is_set)
@@ -142,6 +149,6 @@ class SuggestionWorker(QObject):
                 self.found.emit([Suggestion(row, est.target, "machine", None, est.trust, est.qe,
                                             tuple(f"{f.text} ({f.kind})" for f in est.flags))
                                  for (row, _), est in zip(batch, estimates)])
-                self.progress.emit("machine", min(start + MACHINE_BATCH, len(segments)), len(segments))
+                self.progress.emit("machine", done, len(segments))
         finally:
             end_decoding()
