@@ -104,18 +104,22 @@ def measure(name: str, threads: int, steps: int, warmup: int, budget: int, devic
     flops = counter.get_total_flops()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    times, rates = [], []
+    times, rates, toks, padded = [], [], [], []
     for i in range(warmup + steps):
+        batch = batches[i % len(batches)]
         sync(device)
         t0 = time.perf_counter()
-        ntok = step(*batches[i % len(batches)])
+        ntok = step(*batch)
         sync(device)
         if i >= warmup:
             times.append(time.perf_counter() - t0)
             rates.append(ntok / times[-1])
+            toks.append(ntok)
+            padded.append(batch[2].numel())
     med = statistics.median(times)
     row = {"config": name, "mode": mode, "device": str(device), "threads": threads,
-           "parameters": count_parameters(model), "batch_tokens": budget,
+           "parameters": count_parameters(model), "batch_tokens": budget, "rows_x_width": list(batches[0][0].shape),
+           "pad_fraction_tgt": round(1 - sum(toks) / sum(padded), 3),
            "tgt_tokens_per_s_median": round(statistics.median(rates), 1), "tgt_tokens_per_s_max": round(max(rates), 1),
            "step_ms_median": round(med * 1e3, 3), "steps": steps, "flops_per_step_batch0": flops,
            "tflops_per_s": round(flops / med / 1e12, 3)}

@@ -36,15 +36,16 @@ def evaluate_dev(model: Transformer, tokenizers: TokenizerPair, dev_data: Encode
     The model is left in train mode: this runs between optimizer steps.
     """
     model.eval()
-    nll, ntok = 0.0, 0
+    ntok = 0
+    summed = torch.zeros((), device=device)  # () summed dev NLL, read once after the last batch
     for batch in make_batches(dev_data, cfg.batch_tokens, shuffle=False):
         src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+        keep = tgt_out != model.config.pad_id  # (B, T): only these positions reach the output projection
         with autocast:
-            logits = model(src, tgt_in)
-        nll += float(F.cross_entropy(logits.float().view(-1, logits.shape[-1]), tgt_out.reshape(-1),
-                                     ignore_index=model.config.pad_id, reduction="sum"))
+            logits = model(src, tgt_in, keep)  # (N, V)
+        summed += F.cross_entropy(logits.float(), tgt_out[keep], reduction="sum")
         ntok += batch.n_tgt_tokens
-    dev_loss = nll / max(ntok, 1)
+    dev_loss = float(summed) / max(ntok, 1)
     pairs = decoded_pairs(dev_pairs, cfg)
     translator = Translator(model, tokenizers)
     t0 = time.perf_counter()
