@@ -82,11 +82,11 @@ def xliff(path: Path) -> None:
                     f'{units}\n  </body>\n </file>\n</xliff>\n', encoding="utf-8")
 
 
-def start_app(env: dict) -> subprocess.Popen:
-    """The app's own Python process (not a wrapper), so SIGKILL hits the app itself."""
-    return subprocess.Popen([sys.executable, "-c", "import sys; from nmt_desktop.gui.app import main; "
-                             "sys.exit(main())"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+def start_app(env: dict, log: Path) -> subprocess.Popen:
+    """The app's own Python process (not a wrapper), so SIGKILL hits the app itself; its output in `log`."""
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-c", "import sys; from nmt_desktop.gui.app import main; "
+                                 "sys.exit(main())"], env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
 
 
 def open_desk(path: Path) -> str:
@@ -174,7 +174,7 @@ def main() -> int:
     report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg()}
     try:
         time.sleep(1)  # Xvfb's socket
-        app = start_app(env)
+        app = start_app(env, a.work / "app-1.log")
         desk = open_desk(path)
         latencies = []
         for i, (_, target) in enumerate(SEGMENTS[:CONFIRMED]):
@@ -200,7 +200,7 @@ def main() -> int:
         report["confirmed"] = len(confirmed)
         report["typed_as_meant"] = sum(confirmed.get(s) == t for s, t in SEGMENTS[:CONFIRMED])  # xdotool drops
         # a letter now and then (seen: ö, Ä) under Xvfb; the desk's own record is what the checks compare
-        app = start_app(env)
+        app = start_app(env, a.work / "app-2.log")
         open_desk(path)
         end = time.monotonic() + 300
         while confirmed_in_file(path) != confirmed and time.monotonic() < end:
