@@ -391,6 +391,7 @@ def test_ctrl_i_shows_the_segment_in_the_translate_tabs_views(qtbot, tmp_path, o
     assert inspected.args[0].given.text == "rot katze rennt"
     assert window.tabs.currentWidget() is window.tab("translate")
     assert window.translate_panel.view._translation is inspected.args[0].given  # the attention grid shows it
+    assert window.analysis_panel.translation is inspected.args[0].given  # and the Analysis tab's views
     qtbot.waitUntil(lambda: not desk.suggestions_running, timeout=600_000)
     desk.close()
 
