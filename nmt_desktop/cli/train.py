@@ -152,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = train_config_from_args(args)
     report = _json_reporter if cfg.progress == "json" else _BarReporter()
-    trainer = Trainer(cfg, report, resume=args.resume)
+    segments = None
+    if cfg.memory:  # the training package reads a memory through this (core/memory/segments.py says why)
+        from nmt_desktop.core.memory.segments import pair_segments as segments
+    trainer = Trainer(cfg, report, resume=args.resume, segments=segments)
 
     def on_signal(signum: int, _frame: Any) -> None:
         trainer.request_stop("interrupted")

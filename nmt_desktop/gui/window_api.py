@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from .analysis.panel import AnalysisPanel
     from .models.panel import ModelsPanel
-    from .train.panel import TrainPanel
     from .translate.panel import TranslatePanel
     from .models.loader import ModelInfo
     from .settings import Settings
@@ -32,7 +31,6 @@ class WindowApi(Protocol):
     translate_panel: TranslatePanel
     analysis_panel: AnalysisPanel
     models_panel: ModelsPanel
-    train_panel: TrainPanel
     analysis_session: AnalysisFiles
     tabs: QTabWidget
     info: ModelInfo | None  # the loaded model, None before the first load

@@ -16,20 +16,22 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from nmt_desktop.core.config import ConfigError, TrainConfig
 from nmt_desktop.core.formats.model_folder import read_card, read_config
 from nmt_desktop.core.locations import resolve_model_path
-from nmt_desktop.core.memory.entries import Pair
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, CorpusStats, read_corpus, split_dev
 from nmt_desktop.core.training.corpus_formats import CorpusError, normalize_space
 from nmt_desktop.core.training.seeding import seeded_generator
 
 MEMORY_DEV_FRACTION = 0.1  # held out of the memory when the config gives no dev_fraction
 CARD_PATH_DEPTH = 3  # parent folders of a model folder a card's relative data path is looked up under
+# (memory file, source language, target language) -> the pair's (source, target) segments: core/memory/segments.py
+# pair_segments, handed in by the caller (this package may not import the memory: see that module)
+SegmentReader = Callable[[str, str, str], list[tuple[str, str]]]
 
 
 @dataclass
@@ -37,7 +39,7 @@ class MemoryData:
     """What a memory fine-tune trains and scores on; `card()` is what its model card says of it."""
 
     memory: str
-    pair: Pair
+    pair: tuple[str, str]  # (source, target) language codes
     entries: int  # the memory's entries of the pair that were read
     train: Corpus  # the memory's training part, then the replayed general pairs
     dev: Corpus  # held out of the memory: the memory's domain
@@ -50,8 +52,8 @@ class MemoryData:
     def summary(self) -> list[str]:
         """What a data check shows (the Train tab), one line each."""
         held = len(self.dev)
-        lines = [f"Memory: {self.entries} segments of {self.pair} in {self.memory}: {held} held out as the dev set "
-                 f"(the memory's domain), {self.entries - held} to train on."]
+        lines = [f"Memory: {self.entries} segments of {pair_name(self.pair)} in {self.memory}: {held} held out as "
+                 f"the dev set (the memory's domain), {self.entries - held} to train on."]
         if self.replay_pairs:
             lines.append(f"Replay: {self.replay_pairs} general pairs from {self.replay_file}, mixed in.")
         if self.general_dev:
@@ -60,14 +62,18 @@ class MemoryData:
         return lines + [note[:1].upper() + note[1:] + "." for note in self.notes]
 
     def card(self) -> dict[str, Any]:
-        return {"memory": self.memory, "pair": str(self.pair), "entries": self.entries,
+        return {"memory": self.memory, "pair": pair_name(self.pair), "entries": self.entries,
                 "memory_train_pairs": len(self.train) - self.replay_pairs, "memory_dev_pairs": len(self.dev),
                 "replay": {"file": self.replay_file, "pairs": self.replay_pairs},
                 "general_dev": {"file": self.general_dev_file, "pairs": len(self.general_dev)},
                 **({"notes": self.notes} if self.notes else {})}
 
 
-def memory_pair(cfg: TrainConfig, model_languages: tuple[str, str]) -> Pair:
+def pair_name(pair: tuple[str, str]) -> str:
+    return f"{pair[0]}-{pair[1]}"
+
+
+def memory_pair(cfg: TrainConfig, model_languages: tuple[str, str]) -> tuple[str, str]:
     """The pair to read: `pair` ("en-de", or "en-us:de" where a code has a region), else src_lang and tgt_lang,
     else the model's own languages."""
     if cfg.pair:
@@ -75,32 +81,34 @@ def memory_pair(cfg: TrainConfig, model_languages: tuple[str, str]) -> Pair:
         if len(parts) != 2 or not all(p.strip() for p in parts):
             raise ConfigError(f"field 'pair' must be SOURCE-TARGET such as en-de (SOURCE:TARGET where a code has "
                               f"a region, en-us:de), got {cfg.pair!r}")
-        return Pair.of(parts[0], parts[1])
+        return _code(parts[0]), _code(parts[1])
     source, target = cfg.src_lang or model_languages[0], cfg.tgt_lang or model_languages[1]
     if not (source and target):
         raise ConfigError("the memory's language pair is not known: give 'pair' (e.g. en-de); the model "
                           "does not say which languages it translates")
-    return Pair.of(source, target)
+    return _code(source), _code(target)
 
 
-def memory_corpus(path: str, pair: Pair) -> Corpus:
+def _code(code: str) -> str:
+    """A language code as the memory stores it (core/memory/entries.normal_language)."""
+    return code.strip().lower().replace("_", "-")
+
+
+def memory_corpus(path: str, pair: tuple[str, str], read: SegmentReader) -> Corpus:
     """The memory's entries of `pair` as training pairs, whitespace-normalised as a corpus file's are."""
-    from nmt_desktop.core.memory.store import TranslationMemory
-
     stats = CorpusStats(source_files=[path])
     pairs = []
-    with TranslationMemory(path, create=False) as memory:
-        for entry in memory.entries(pair):
-            stats.read += 1
-            source, target = normalize_space(entry.source), normalize_space(entry.target)
-            if source and target:
-                pairs.append((source, target))
-            else:
-                stats.skipped_empty += 1
+    for source, target in read(path, *pair):
+        stats.read += 1
+        source, target = normalize_space(source), normalize_space(target)
+        if source and target:
+            pairs.append((source, target))
+        else:
+            stats.skipped_empty += 1
     stats.kept = len(pairs)
     if len(pairs) < 2:
-        raise CorpusError(f"{path}: the memory holds {len(pairs)} entries of {pair}; fine-tuning needs at least 2 "
-                          f"(one to train on, one to score)")
+        raise CorpusError(f"{path}: the memory holds {len(pairs)} entries of {pair_name(pair)}; fine-tuning needs "
+                          f"at least 2 (one to train on, one to score)")
     return Corpus(pairs, stats)
 
 
@@ -109,7 +117,8 @@ def card_data_path(value: Any, model_folder: Path) -> Path | None:
     if not isinstance(value, str) or not value:
         return None  # two aligned files, or nothing recorded
     path = Path(value).expanduser()
-    tries = [path] if path.is_absolute() else [path, *(p / path for p in model_folder.resolve().parents[:CARD_PATH_DEPTH])]
+    above = model_folder.resolve().parents[:CARD_PATH_DEPTH]
+    tries = [path] if path.is_absolute() else [path, *(folder / path for folder in above)]
     return next((p for p in tries if p.is_file()), None)
 
 
@@ -127,19 +136,19 @@ def parent_model(cfg: TrainConfig) -> Path:
     return resolve_model_path(cfg.from_model, lambda _: None).absolute()
 
 
-def memory_data_for(cfg: TrainConfig) -> MemoryData:
+def memory_data_for(cfg: TrainConfig, read: SegmentReader) -> MemoryData:
     """`read_memory_data` for the parent `cfg.from_model` names (its card's data files and languages)."""
     parent = parent_model(cfg)
     config = read_config(parent)
-    return read_memory_data(cfg, read_card(parent), parent, (config.src_lang, config.tgt_lang))
+    return read_memory_data(cfg, read_card(parent), parent, (config.src_lang, config.tgt_lang), read)
 
 
 def read_memory_data(cfg: TrainConfig, parent_card: dict[str, Any], parent_folder: Path,
-                     model_languages: tuple[str, str]) -> MemoryData:
+                     model_languages: tuple[str, str], read: SegmentReader) -> MemoryData:
     """The memory's training and dev parts, the replay mixed into training, and the general dev pairs."""
     assert cfg.memory
     pair = memory_pair(cfg, model_languages)
-    memory = memory_corpus(cfg.memory, pair)
+    memory = memory_corpus(cfg.memory, pair, read)
     if cfg.dev or cfg.dev_src:
         train, dev = memory, read_corpus(CorpusSpec(path=cfg.dev, src_path=cfg.dev_src, tgt_path=cfg.dev_tgt,
                                                     reverse=cfg.reverse))

@@ -44,7 +44,7 @@ from nmt_desktop.core.training.checkpoint import (CHECKPOINTS_DIR, find_checkpoi
                                                   write_model_atomically)
 from nmt_desktop.core.training.corpus import Corpus, CorpusSpec, read_corpus, split_dev
 from nmt_desktop.core.training.domain_scores import before_after, bleu_chrf, parent_scores
-from nmt_desktop.core.training.memory_data import MemoryData, memory_data_for, parent_model
+from nmt_desktop.core.training.memory_data import MemoryData, SegmentReader, memory_data_for, parent_model
 from nmt_desktop.core.training.process_placement import Distributed, hardware_name
 from nmt_desktop.core.training.encoding import encode_pairs, train_tokenizers
 from nmt_desktop.core.training.evaluation import decoded_pairs, evaluate_dev
@@ -97,8 +97,14 @@ class LoopState:
 
 
 class Trainer:
-    def __init__(self, cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False):
+    def __init__(self, cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False,
+                 segments: SegmentReader | None = None):
+        """`segments` reads a memory file's pairs when `cfg.memory` is set (core/memory/segments.pair_segments)."""
         cfg.validate()
+        if cfg.memory and segments is None:
+            raise TrainingError("fine-tuning on a memory needs its reader: pass segments=pair_segments "
+                                "(nmt_desktop.core.memory.segments)")
+        self.segments = segments
         self.cfg = cfg
         self.emit_fn = emit or (lambda e: None)
         self.resume = resume
@@ -133,7 +139,7 @@ class Trainer:
     def _read_data(self) -> tuple[Corpus, Corpus | None]:
         cfg = self.cfg
         if cfg.memory:
-            self.memory_data = memory_data_for(cfg)
+            self.memory_data = memory_data_for(cfg, self.segments)
             return self.memory_data.train, self.memory_data.dev
         spec = CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt, reverse=cfg.reverse,
                             src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
@@ -578,9 +584,10 @@ def token_loss(model: torch.nn.Module, src: Tensor, tgt_in: Tensor, tgt_out: Ten
     return F.cross_entropy(logits.float(), tgt_out[keep], label_smoothing=label_smoothing, reduction="sum")
 
 
-def train(cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False) -> dict[str, Any]:
+def train(cfg: TrainConfig, emit: Callable[[Event], None] | None = None, resume: bool = False,
+          segments: SegmentReader | None = None) -> dict[str, Any]:
     """Convenience wrapper: build a Trainer and run it."""
-    return Trainer(cfg, emit, resume).run()
+    return Trainer(cfg, emit, resume, segments).run()
 
 
 __all__ = ["Trainer", "TrainingError", "train", "resolve_device", "ConfigError"]

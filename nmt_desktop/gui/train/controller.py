@@ -46,9 +46,10 @@ def check_data(cfg: TrainConfig) -> DataCheck:
     from nmt_desktop.core.training.corpus import CorpusSpec, read_corpus, split_dev
 
     if cfg.memory:  # the memory's segments, its dev part, the replay and the general text, as the trainer reads them
+        from nmt_desktop.core.memory.segments import pair_segments
         from nmt_desktop.core.training.memory_data import memory_data_for
 
-        data = memory_data_for(cfg)
+        data = memory_data_for(cfg, pair_segments)
         return DataCheck(data.train.preview(PREVIEW_PAIRS), data.summary())
     langs = dict(src_lang=cfg.src_lang or None, tgt_lang=cfg.tgt_lang or None)
     train = read_corpus(CorpusSpec(path=cfg.train, src_path=cfg.train_src, tgt_path=cfg.train_tgt,

@@ -6,13 +6,14 @@ trains with the progress and time left it shows for any run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from nmt_desktop.core.memory import Pair, TranslationMemory, TranslationMemoryError, default_memory_path
 from nmt_desktop.core.training.memory_data import card_data_path
 
 if TYPE_CHECKING:
     from ..window_api import WindowApi
+    from .panel import TrainPanel
 
 TITLE = "Fine-tune on my memory"
 
@@ -20,7 +21,7 @@ TITLE = "Fine-tune on my memory"
 def fine_tune_on_memory(window: WindowApi, memory: Path | None = None) -> bool:
     """Fill the Train form for the loaded model and `memory` (default: the user's) and show it; False, with one
     sentence saying what to do, when there is no model, no memory or nothing of the model's pair in it."""
-    info, panel = window.info, window.train_panel
+    info, panel = window.info, cast("TrainPanel", window.tab("train"))
     path = Path(memory) if memory is not None else default_memory_path()
     if info is None:
         window.show_error("Load the model to fine-tune first (Models tab), then choose Fine-tune on my memory.", TITLE)

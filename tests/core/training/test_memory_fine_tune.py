@@ -13,9 +13,10 @@ import pytest
 
 from nmt_desktop.core.config import ConfigError, TrainConfig
 from nmt_desktop.core.memory import Entry, Pair, TranslationMemory
+from nmt_desktop.core.memory.segments import pair_segments
 from nmt_desktop.core.training.corpus_formats import CorpusError
 from nmt_desktop.core.training.memory_data import memory_pair
-from nmt_desktop.core.training.train import Trainer
+from nmt_desktop.core.training.train import Trainer, TrainingError
 from cli_runner import run_cli
 from tiny_models import synthetic_pairs, write_tsv
 
@@ -52,7 +53,7 @@ def test_fine_tune_on_a_memory_with_replay(tiny_model_dir, memory, general, tmp_
     run = tmp_path / "run"
     cfg = memory_cfg(memory, tiny_model_dir, run, replay=str(general["replay"]), replay_ratio=0.5,
                      general_dev=str(general["dev"]))
-    end = Trainer(cfg, events.append).run()
+    end = Trainer(cfg, events.append, segments=pair_segments).run()
 
     losses = [e["loss"] for e in events if e["event"] == "step"]
     assert all(math.isfinite(x) for x in losses) and len(losses) == 24
@@ -82,17 +83,17 @@ def test_parent_scores_are_kept_across_a_resume(tiny_model_dir, memory, general,
     run = tmp_path / "run"
     cfg = memory_cfg(memory, tiny_model_dir, run, replay=str(general["replay"]), general_dev=str(general["dev"]),
                      max_steps=12)
-    Trainer(cfg).run()
+    Trainer(cfg, segments=pair_segments).run()
     before = (run / "memory_before.json").read_text(encoding="utf-8")
     Trainer(memory_cfg(memory, tiny_model_dir, run, replay=str(general["replay"]), general_dev=str(general["dev"]),
-                       max_steps=24), resume=True).run()
+                       max_steps=24), resume=True, segments=pair_segments).run()
     card = json.loads((run / "best" / "card.json").read_text(encoding="utf-8"))
     assert card["memory"]["scores"]["general"]["before"] == json.loads(before)["general"]
 
 
 def test_no_replay_and_no_general_text_are_said(tiny_model_dir, memory, tmp_path) -> None:
     run = tmp_path / "run"
-    end = Trainer(memory_cfg(memory, tiny_model_dir, run, max_steps=2, eval_every=2)).run()
+    end = Trainer(memory_cfg(memory, tiny_model_dir, run, max_steps=2, eval_every=2), segments=pair_segments).run()
     assert end["memory"]["replay"] == {"file": None, "pairs": 0}
     assert end["memory"]["scores"]["general"] == {"before": {}, "after": {}}
     assert [n.split(":")[0] for n in end["memory"]["notes"]] == ["no replay", "no general score"]
@@ -100,13 +101,15 @@ def test_no_replay_and_no_general_text_are_said(tiny_model_dir, memory, tmp_path
 
 def test_a_memory_without_the_pair_or_a_parent_is_refused(tiny_model_dir, memory, tmp_path) -> None:
     with pytest.raises(CorpusError, match=r"memory.sqlite: the memory holds 0 entries of de-en"):
-        Trainer(memory_cfg(memory, tiny_model_dir, tmp_path / "run", pair="de-en")).run()
+        Trainer(memory_cfg(memory, tiny_model_dir, tmp_path / "run", pair="de-en"), segments=pair_segments).run()
+    with pytest.raises(TrainingError, match="needs its reader"):
+        Trainer(memory_cfg(memory, tiny_model_dir, tmp_path / "run"))
     with pytest.raises(ConfigError, match="needs the model it starts from"):
         memory_cfg(memory, tiny_model_dir, tmp_path / "run", from_model=None).validate()
     with pytest.raises(ConfigError, match="field 'pair' must be SOURCE-TARGET"):
         memory_pair(TrainConfig(pair="en-us-de"), ("", ""))
-    assert memory_pair(TrainConfig(pair="en-US:de"), ("", "")) == Pair("en-us", "de")
-    assert memory_pair(TrainConfig(), ("en", "de")) == Pair("en", "de")
+    assert memory_pair(TrainConfig(pair="en-US:de"), ("", "")) == ("en-us", "de")
+    assert memory_pair(TrainConfig(), ("en", "de")) == ("en", "de")
 
 
 def test_cli_train_on_a_memory(tiny_model_dir, memory, general, tmp_path) -> None:
