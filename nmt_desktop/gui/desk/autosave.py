@@ -61,6 +61,10 @@ class DeskSaver(QObject):
         self._worker.failed.connect(self._on_failed)
 
     @property
+    def worker_thread(self) -> WorkerThread:
+        return self._thread
+
+    @property
     def saving(self) -> bool:
         return self._snapshot is not None
 

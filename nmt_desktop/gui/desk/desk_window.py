@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLineEdit, QMainWindow, QPushButton, QTableWidget,
@@ -217,8 +218,9 @@ class DeskWindow(QMainWindow):
 
         def join(*_: object) -> None:
             suggester.stop()
-            suggester_thread.stop()
-            saver.shutdown()
+            for worker_thread in (suggester_thread, saver.worker_thread):
+                if shiboken6.isValid(worker_thread.thread):  # not at the interpreter's exit, when Qt went first
+                    worker_thread.stop()
         self.destroyed.connect(join)
 
     def stop_suggestions(self) -> None:
