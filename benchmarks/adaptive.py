@@ -192,7 +192,10 @@ GRID = [dict(min_score=30.0, k=8, temperature=100.0), dict(min_score=30.0, k=8, 
         dict(min_score=25.0, k=32, temperature=200.0, matches=16),
         dict(min_score=30.0, k=16, temperature=150.0, max_weight=0.7),
         dict(min_score=30.0, k=16, temperature=300.0, matches=16),
-        dict(min_score=30.0, k=16, temperature=250.0, matches=16, max_weight=0.8)]
+        dict(min_score=30.0, k=16, temperature=250.0, matches=16, max_weight=0.8),
+        dict(min_score=30.0, k=16, temperature=40.0, reach=200.0), dict(min_score=30.0, k=8, temperature=20.0, reach=150.0),
+        dict(min_score=30.0, k=16, temperature=40.0, reach=300.0, max_weight=0.5),
+        dict(min_score=30.0, k=16, temperature=150.0, weight=0.3), dict(min_score=30.0, k=8, temperature=100.0, weight=0.2)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tatoeba", type=int, default=500, help="Tatoeba dev sentences for the everyday cost (0: none)")
     p.add_argument("--parliament", type=Path, default=REPO / "data_local" / "opennmt")
     p.add_argument("--grid", action="store_true", help="run every setting of GRID (tuning, on --split dev)")
+    p.add_argument("--last", type=int, default=0, help="with --grid: only the last N settings")
     p.add_argument("--set", default="", help='settings as JSON, e.g. \'{"k": 8, "temperature": 50}\'')
     p.add_argument("--int8", action="store_true")
     p.add_argument("--json", type=Path, help="write the results here")
@@ -215,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         tr = Translator.load(REPO / "models" / pair, int8=args.int8)
         pairs = domain_pairs(name, args.split, args)
         pairs = pairs[: args.segments] if args.segments else pairs
-        settings_list = GRID if args.grid else [json.loads(args.set) if args.set else {}]
+        settings_list = (GRID[-args.last:] if args.last else GRID) if args.grid else [json.loads(args.set) if args.set else {}]
         static = None
         for settings in settings_list:
             result = evaluate(name, tr, pairs, settings, args, static, everyday=True)

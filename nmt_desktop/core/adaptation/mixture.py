@@ -67,8 +67,9 @@ class KnnMixture:
     """A search's datastore and the mixture's settings (k, temperature T, λ fixed or None: adaptive)."""
 
     def __init__(self, store: Datastore, k: int, temperature: float, weight: float | None = None,
-                 max_weight: float = 1.0):
+                 max_weight: float = 1.0, reach: float | None = None):
         self.store, self.k, self.temperature = store, max(1, k), float(temperature)
+        self.reach = float(temperature if reach is None else reach)
         self.weight, self.max_weight = weight, max_weight
         self._has_keys = store.has_keys()  # (B,)
         self._rows: Tensor | None = None
@@ -99,7 +100,7 @@ class KnnMixture:
         near = EXACT * hh[:, None]  # (M, 1)
         exact = dist[:, 0] <= near[:, 0]  # (M,) the state of a confirmed segment's own source and prefix
         if self.weight is None:
-            lam = (1.0 - dist[:, 0] / self.temperature).clamp(0.0, self.max_weight)  # (M,)
+            lam = (1.0 - dist[:, 0] / self.reach).clamp(0.0, self.max_weight)  # (M,)
         else:
             lam = torch.full((h.shape[0],), float(self.weight), device=logits.device)
         lam = lam.masked_fill(exact, 1.0)

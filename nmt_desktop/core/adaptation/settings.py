@@ -26,7 +26,8 @@ class Adaptation:
     """memory: the memory looked up (`MemoryLookup`); pair: its language pair (core/memory Pair).
     matches: how many memory matches build a sentence's datastore, each scoring at least `min_score`.
     k: neighbours per step; temperature: of softmax(-distance / T) over their squared L2 distances.
-    weight: λ fixed, or None: adaptive, λ = max(0, 1 - d_nearest / temperature) (SK-MT), at most `max_weight`."""
+    weight: λ fixed, or None: adaptive, λ = max(0, 1 - d_nearest / reach) (SK-MT, where reach is T), at most
+    `max_weight`; reach None: the temperature."""
 
     memory: MemoryLookup
     pair: Any
@@ -36,6 +37,7 @@ class Adaptation:
     temperature: float = 150.0
     weight: float | None = None
     max_weight: float = 0.7
+    reach: float | None = None
     enabled: bool = True
     since: float = field(default=0.0)  # Unix seconds: entries changed before it are ignored (`clear`)
 

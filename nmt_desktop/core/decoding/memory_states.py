@@ -100,4 +100,5 @@ def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Seq
                           for (b, source, _src, tgt), decoded in zip(rows, states)], len(texts))
     if store is None:
         return None, used
-    return KnnMixture(store, adaptation.k, adaptation.temperature, adaptation.weight, adaptation.max_weight), used
+    return KnnMixture(store, adaptation.k, adaptation.temperature, adaptation.weight, adaptation.max_weight,
+                      adaptation.reach), used
