@@ -315,6 +315,14 @@ def main(argv: list[str] | None = None) -> int:
                     "rounds": rounds}
     if all(r["cpu_ratio"] for r in rounds):
         report["offline_cpu_to_server_cpu"] = round(statistics.median(r["cpu_ratio"] for r in rounds), 3)
+    for name, child in children.items():  # every client count's ratios, medians over the rounds
+        cpus = {n: [p.server_cpu_s for p in passes if p.server == name and p.clients == n] for n in counts}
+        report[f"{name} to offline"] = {n: {
+            "ratio": round(statistics.median(r[f"{name}_{n}"] / r["offline"] for r in rounds), 3),
+            "cpu_ratio": (round(statistics.median(r["offline_cpu_s"] / c for r, c in zip(rounds, cpus[n])), 3)
+                          if all(cpus[n]) else None)} for n in counts}
+    if args.in_process:
+        report["server_exit_code_in_process"] = codes["ours-in-process"]
     ours = {p.clients: p for p in passes if p.server == "ours"}  # the last round's
     sequential = next(p for p in passes if p.server == "ours" and p.clients == min(counts))
     differ = [i for p in passes if p.server == "ours" and p.clients == top

@@ -69,9 +69,10 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     p.add_argument("--decode-in-process", action="store_true",
                    help="decode on a thread of the server's own process, as before issue 43's decode processes "
                         "(for comparison: the HTTP side and the decoding then share one interpreter lock)")
-    p.add_argument("--whole-batches", action="store_true",
-                   help="a decode process takes every waiting request into its batch (default: half the clients at "
-                        "work, so that one half's answers travel while the other half decodes)")
+    p.add_argument("--half-batches", action="store_true",
+                   help="a decode process's batches hold half the clients at work, so that one half's answers travel "
+                        "while the other half decodes (default: every waiting request; halves cost more CPU per "
+                        "sentence, see benchmarks/RESULTS.md)")
     p.add_argument("--decode-child", metavar="SPEC", help=argparse.SUPPRESS)  # a model's decode process (server/decode_child.py)
     add_running_options(p, "segments (from all clients) decoded")
     for action in p._actions:  # a server batches what many clients send: 32 (the concurrency the issue measures)
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     settings = ServerSettings(host=host, port=args.port, keys=keys, rate_per_minute=args.rate_limit,
                               cors=tuple(args.cors or ("*",)), log_json=args.log_json, limits=limits,
                               file_ttl_s=float(args.file_ttl), batch_size=args.batch_size,
-                              window_s=args.batch_wait / 1000.0, halves=not args.whole_batches)
+                              window_s=args.batch_wait / 1000.0, halves=args.half_batches)
     try:
         return serve(models, settings, sock)
     except ModelLoadError as exc:

@@ -108,7 +108,9 @@ class DecodeWorker:
         caught 5 of 32 clients, then 27, then 6, ... So a batch waits (at most window_s) for as many requests
         as the larger of the last two batches held, the clients still at work; a lone client waits for none.
         halves: batches of half the clients at work (`_half`), for a decode process whose answers travel on
-        another core while it decodes the other half; useless on a thread sharing the event loop's lock.
+        another core while it decodes the other half (`serve --half-batches`; off by default: on the busy
+        2-core machine the clients still on their way back are counted nowhere, the estimate and the batches
+        shrank, and smaller batches cost more CPU per sentence; benchmarks/RESULTS.md, issue 43).
         fast: plain lines by plain_text.py's fast path (the same answers; off only to compare)."""
         self.halves, self.fast = halves, fast
         self.translator, self.glossary = translator, glossary

@@ -78,7 +78,7 @@ class DecodeProcess:
     several models load at once: the constructor starts the child, `ready()` waits for its model."""
 
     def __init__(self, load: ModelLoad, name: str, batch_size: int = 32, window_s: float = 0.05,
-                 max_queue: int = 1024, halves: bool = True):
+                 max_queue: int = 1024, halves: bool = False):
         self.load, self.name, self.batch_size, self.window_s, self.halves = load, name, batch_size, window_s, halves
         self.admission = Admission(max_queue)
         self._pending: dict[int, tuple[asyncio.Future, asyncio.AbstractEventLoop, int]] = {}

@@ -82,8 +82,21 @@ class FileStore:
         if path.parent != self.folder.resolve():
             raise ApiError(400, "Invalid filename")
         if not path.is_file():
-            raise ApiError(404, f"{name} does not exist: translations are deleted {self.ttl_s:g} s after they are made")
+            raise self._gone(name)
         return path, name.split(".", 1)[1]
+
+    def read(self, name: str) -> tuple[bytes, str]:
+        """The translation's bytes and save-as name (`download`'s checks), read whole before the answer starts:
+        streamed from its path, a sweep deleting it between the headers and the body dropped the connection
+        (seen in tests/server/test_server_files.py); now that is a 404."""
+        path, saved = self.download(name)
+        try:
+            return path.read_bytes(), saved
+        except FileNotFoundError:
+            raise self._gone(name) from None
+
+    def _gone(self, name: str) -> ApiError:
+        return ApiError(404, f"{name} does not exist: translations are deleted {self.ttl_s:g} s after they are made")
 
     def sweep(self, now: float | None = None) -> int:
         """Delete the translations older than the ttl; how many were deleted. Uploads are deleted by

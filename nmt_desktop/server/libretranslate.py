@@ -6,10 +6,11 @@ status codes and error texts are LibreTranslate's; `trust` and `alignment` are t
 from __future__ import annotations
 
 import asyncio
+import mimetypes
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from nmt_desktop.core.hub.catalogue import language_name
@@ -174,8 +175,9 @@ def _auto_file_source(ctx: ServerContext, data: bytes) -> str:
 
 def download_route(ctx: ServerContext):
     async def download_file(request: Request) -> Response:
-        path, name = ctx.files.download(request.path_params["filename"])
-        return FileResponse(path, filename=name)
+        data, name = await asyncio.to_thread(ctx.files.read, request.path_params["filename"])
+        return Response(data, media_type=mimetypes.guess_type(name)[0] or "text/plain",
+                        headers={"content-disposition": f'attachment; filename="{name}"'})
     return download_file
 
 

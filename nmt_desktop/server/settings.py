@@ -53,6 +53,6 @@ class ServerSettings:
     file_ttl_s: float = 600.0  # uploaded and translated files are deleted this long after they were written
     batch_size: int = 32  # segments decoded together by one model's thread
     window_s: float = 0.05  # the longest a batch waits for the clients the last batches served (batcher.py)
-    halves: bool = True  # a decode process's batches hold half the clients at work (batcher.DecodeWorker._half)
+    halves: bool = False  # a decode process's batches hold half the clients at work (batcher.DecodeWorker._half)
     upload_dir: Path | None = None  # None: a fresh temporary folder, removed at shutdown
     beam_size: int = 1  # the decoding the server uses (alternatives widen the beam for their request)
