@@ -8,6 +8,7 @@ refuses in one sentence (exit 2). SIGTERM or Ctrl+C stops it gracefully (request
 from __future__ import annotations
 
 import argparse
+import os
 
 from nmt_desktop.cli.common import (CLIError, UsageError, add_running_options, fix_arg, int_at_least, load_translator,
                                     non_negative_int, positive_int, resolve_model)
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
     try:
         names = [fix_arg(m) for m in args.models] if args.models else _bundled()
-        if args.decode_in_process:
+        if args.decode_in_process or os.name == "nt":  # Windows: no fd passing for the decode process's socket
             models: list = [load_translator(name, args) for name in names]
         else:  # each model loads in its own decode process (nmt_desktop/server/decode_process.py)
             models = [ModelLoad(str(resolve_model(name)), args.int8, args.backend, args.threads) for name in names]
