@@ -5,7 +5,9 @@ empty; each segment is translated with the memory as it stands (greedy, batch 1,
 reference is confirmed into the memory. The same segment is also translated by the static model (adaptation
 off) right before, so both timings share the machine's load. Reported per domain: chrF and BLEU (sacreBLEU) of
 the second half, adaptive against static; the curve (chrF per block of 50 segments); the decode time ratio
-(adaptive / static, memory lookups and the matches' forced decode included, the memory's own writes not); and,
+(adaptive / static: the memory lookups, the forced decode of matches not decoded before and the mixture included;
+a confirmed segment's own states are decoded when it is confirmed, as `translate --learn` does, timed apart; the
+memory's writes not); and,
 with the domain's memory filled, the chrF cost on everyday sentences (Tatoeba dev) against no memory.
 
 Domains:
@@ -41,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
+from nmt_desktop.core.adaptation.memory_use import MemorySource  # noqa: E402
 from nmt_desktop.core.adaptation.settings import Adaptation  # noqa: E402
 from nmt_desktop.core.config import DecodeConfig  # noqa: E402
 from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
@@ -100,6 +103,7 @@ class Run:
     adaptive: list[str] = field(default_factory=list)
     static_s: float = 0.0
     adaptive_s: float = 0.0
+    confirm_s: float = 0.0  # the confirmed segments' states decoded when they enter the memory (`remember`)
     used: int = 0  # segments whose datastore was not empty
 
 
@@ -119,7 +123,12 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], adaptation: Adaptatio
         run.adaptive_s += time.perf_counter() - t0
         run.adaptive.append(result.text)
         run.used += bool(result.memory_matches or any(s.memory_matches for s in result.segments))
-        adaptation.memory.add([Entry(source.strip(), reference.strip(), adaptation.pair, origin="confirmed")])
+        source, reference = source.strip(), reference.strip()
+        adaptation.memory.add([Entry(source, reference, adaptation.pair, origin="confirmed")])
+        t0 = time.perf_counter()  # what translate --learn does on confirming (cli/translate.py _confirm)
+        tr.remember([MemorySource(int(m.entry.id), m.entry.source, m.entry.target, 1.0)
+                     for m in adaptation.memory.exact(source, adaptation.pair) if m.entry.target == reference])
+        run.confirm_s += time.perf_counter() - t0
     tr.adaptation = None
     return run
 
@@ -166,7 +175,8 @@ def evaluate(name: str, tr: Translator, pairs: list[tuple[str, str]], settings: 
                "adaptive_all": scores(run.adaptive, refs), "static_all": scores(run.static, refs),
                "curve_adaptive": curve(run.adaptive, refs), "curve_static": curve(run.static, refs),
                "time_ratio": run.adaptive_s / run.static_s if run.static_s else None,
-               "adaptive_s": run.adaptive_s, "static_s": run.static_s, "segments_with_matches": run.used}
+               "adaptive_s": run.adaptive_s, "static_s": run.static_s, "confirm_s": run.confirm_s,
+               "segments_with_matches": run.used}
         if everyday and args.tatoeba:
             out["everyday"] = everyday_cost(tr, adaptation, tatoeba(f"{source}-{target}", args.tatoeba))
     return out
@@ -178,7 +188,8 @@ def line(result: dict) -> str:
             f"({a[0] - s[0]:+.2f}), BLEU {a[1]:.1f} vs {s[1]:.1f} ({a[1] - s[1]:+.2f}); matches in "
             f"{result['segments_with_matches']}/{result['segments']}")
     if result["time_ratio"] is not None:
-        text += f"; time x{result['time_ratio']:.2f} ({result['adaptive_s']:.1f} s vs {result['static_s']:.1f} s)"
+        text += (f"; time x{result['time_ratio']:.2f} ({result['adaptive_s']:.1f} s vs {result['static_s']:.1f} s; "
+                 f"confirming {result['confirm_s']:.1f} s)")
     if "everyday" in result:
         plain, adapted, used = result["everyday"]
         text += f"; Tatoeba dev chrF {adapted:.2f} vs {plain:.2f} ({adapted - plain:+.2f}, matches in {used})"

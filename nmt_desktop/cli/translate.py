@@ -275,11 +275,16 @@ def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | N
         yield (source, reference) if tab else (line, None)
 
 
-def _confirm(memory: Any, pair: Any, source: str, reference: str) -> None:
-    """The reference stands in for the post-edit: confirmed into the memory, so the next line adapts to it."""
+def _confirm(translator: Any, memory: Any, pair: Any, source: str, reference: str) -> None:
+    """The reference stands in for the post-edit: confirmed into the memory, so the next line adapts to it; its
+    states are decoded now (`Translator.remember`), not when the next line matches it."""
+    from nmt_desktop.core.adaptation.memory_use import MemorySource
     from nmt_desktop.core.memory import Entry
 
-    memory.add([Entry(source.strip(), reference.strip(), pair, origin="confirmed")])
+    source, reference = source.strip(), reference.strip()
+    memory.add([Entry(source, reference, pair, origin="confirmed")])
+    translator.remember([MemorySource(int(m.entry.id), m.entry.source, m.entry.target, 1.0)
+                         for m in memory.exact(source, pair) if m.entry.target == reference])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -356,7 +361,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
                 if args.learn and reference is not None and text.strip() and reference.strip():
                     sys.stdout.flush()
-                    _confirm(memory, pair, text, reference)
+                    _confirm(translator, memory, pair, text, reference)
                 if attention_out is not None:
                     arrays.update(_attention_arrays(index, translation, layers, heads))
                 index += 1

@@ -23,7 +23,7 @@ from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.model.transformer import Transformer
 
-__all__ = ["MemoryKeys", "forced_states", "memory_mixture"]
+__all__ = ["MemoryKeys", "decoded_states", "forced_states", "memory_mixture", "segment_row"]
 
 
 class MemoryKeys:
@@ -59,6 +59,35 @@ def forced_states(model: Transformer, src: Tensor, targets: Sequence[Sequence[in
     return [hidden[r, : len(t)] for r, t in enumerate(targets)]
 
 
+Row = tuple[int, MemorySource, list[int], list[int]]  # (sentence, segment, source ids, target ids with </s>)
+
+
+def segment_row(model: Transformer, sentence: int, source: MemorySource, source_ids: Callable[[str], list[int]],
+                target_ids: Callable[[str], list[int]]) -> Row | None:
+    """A memory segment as the model reads it; None when it does not fit the model (it adapts nothing)."""
+    try:
+        src, tgt = source_ids(source.source), target_ids(source.target) + [model.config.eos_id]
+    except ValueError:  # InputTooLongError
+        return None
+    limit = model.config.max_positions
+    return None if len(src) > limit or len(tgt) > limit - 1 else (sentence, source, src, tgt)
+
+
+def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[[Sequence[Sequence[int]]], Tensor],
+                   cache: MemoryKeys | None) -> list[Tensor]:
+    """Each row's forced states (T, D): from the cache, the others decoded in one batch (and kept there)."""
+    keys = [(s.entry_id, s.source, s.target) for _b, s, _src, _tgt in rows]
+    states: list[Tensor | None] = [None if cache is None else cache.get(k) for k in keys]
+    todo = [i for i, s in enumerate(states) if s is None]
+    if todo:
+        for i, decoded in zip(todo, forced_states(model, batch_ids([rows[i][2] for i in todo]),
+                                                  [rows[i][3] for i in todo])):
+            states[i] = decoded.clone()  # not a view of the batch's tensor: kept alone in the cache
+            if cache is not None:
+                cache.put(keys[i], states[i])
+    return states  # type: ignore[return-value]  (every row is filled above)
+
+
 def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Sequence[str],
                    source_ids: Callable[[str], list[int]], target_ids: Callable[[str], list[int]],
                    batch_ids: Callable[[Sequence[Sequence[int]]], Tensor], cache: MemoryKeys | None = None
@@ -70,34 +99,20 @@ def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Seq
     used: list[list[MemorySource]] = [[] for _ in texts]
     if adaptation is None or not adaptation.enabled:
         return None, used
-    limit, eos = model.config.max_positions, model.config.eos_id
-    rows: list[tuple[int, MemorySource, list[int], list[int]]] = []  # (sentence, match, source ids, target ids)
+    rows: list[Row] = []
     for b, text in enumerate(texts):
         for match in adaptation.lookup(text):
             entry = match.entry
-            try:
-                src, tgt = source_ids(entry.source), target_ids(entry.target) + [eos]
-            except ValueError:  # a segment too long for the model (InputTooLongError) adapts nothing
-                continue
-            if len(src) > limit or len(tgt) > limit - 1:
-                continue
-            source = MemorySource(int(entry.id), entry.source, entry.target, float(match.score) / 100.0)
-            rows.append((b, source, src, tgt))
-            used[b].append(source)
+            row = segment_row(model, b, MemorySource(int(entry.id), entry.source, entry.target,
+                                                     float(match.score) / 100.0), source_ids, target_ids)
+            if row is not None:
+                rows.append(row)
+                used[b].append(row[1])
     if not rows:
         return None, used
-    keys = [(s.entry_id, s.source, s.target) for _b, s, _src, _tgt in rows]
-    states: list[Tensor | None] = [None if cache is None else cache.get(k) for k in keys]
-    todo = [i for i, s in enumerate(states) if s is None]
-    if todo:
-        for i, decoded in zip(todo, forced_states(model, batch_ids([rows[i][2] for i in todo]),
-                                                  [rows[i][3] for i in todo])):
-            states[i] = decoded.clone()  # not a view of the batch's tensor: kept alone in the cache
-            if cache is not None:
-                cache.put(keys[i], states[i])
     device = model.output_weight.device
-    store = Datastore.of([MatchStates(source, b, decoded.to(device), tgt)  # type: ignore[union-attr]
-                          for (b, source, _src, tgt), decoded in zip(rows, states)], len(texts))
+    store = Datastore.of([MatchStates(source, b, decoded.to(device), tgt) for (b, source, _src, tgt), decoded
+                          in zip(rows, decoded_states(model, rows, batch_ids, cache))], len(texts))
     if store is None:
         return None, used
     return KnnMixture(store, adaptation.k, adaptation.temperature, adaptation.weight, adaptation.max_weight,

@@ -30,7 +30,7 @@ from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose
 from nmt_desktop.core.adaptation.memory_use import MemorySource
 from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.decoding.document import check_length, document_lines, line_units
-from nmt_desktop.core.decoding.memory_states import MemoryKeys, memory_mixture
+from nmt_desktop.core.decoding.memory_states import MemoryKeys, decoded_states, memory_mixture, segment_row
 from nmt_desktop.core.decoding.naming import name_step, translation_of
 from nmt_desktop.core.decoding.pipeline import Search, length_sorted
 from nmt_desktop.core.decoding.results import Alternative, Hypothesis, Step, Translation, Unit
@@ -216,9 +216,20 @@ class Translator:
                        ) -> tuple[KnnMixture | None, list[list[MemorySource]]]:
         """The memory's kNN mixture for one search over `texts` and each text's matches that built it
         (memory_states.py); (None, no matches) without `adaptation` or when it finds nothing."""
-        return memory_mixture(self.model, self.adaptation, texts, self.source_ids,
-                              lambda text: target_ids(self.tokenizers.target, self.config, text), self.batch_ids,
+        return memory_mixture(self.model, self.adaptation, texts, self.source_ids, self._target_ids, self.batch_ids,
                               self._memory_keys)
+
+    def _target_ids(self, text: str) -> list[int]:
+        """A memory segment's target as ids (no </s>); InputTooLongError when it cannot fit."""
+        return target_ids(self.tokenizers.target, self.config, text)
+
+    def remember(self, segments: Sequence[MemorySource]) -> None:
+        """Force-decode memory segments now (a segment just confirmed), so that the next sentence matching them
+        finds their states ready and its own decoding pays only the lookup and the mixture."""
+        rows = [r for r in (segment_row(self.model, 0, s, self.source_ids, self._target_ids) for s in segments)
+                if r is not None]
+        if rows:
+            decoded_states(self.model, rows, self.batch_ids, self._memory_keys)
 
     # --- scoring a given translation (scoring.py) ---------------------------------------------
 

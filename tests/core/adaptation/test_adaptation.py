@@ -131,3 +131,16 @@ def test_in_a_batch_each_sentence_reads_only_its_own_matches(tiny_trained, memor
         assert named == {ids[source]}
     assert none.memory_matches == [] and none.best.memory is None
     assert none.best.token_ids == plain[2].best.token_ids and none.best.token_logprobs == plain[2].best.token_logprobs
+
+
+def test_a_remembered_segment_adapts_the_same_as_one_decoded_when_matched(tiny_trained, memory):
+    from nmt_desktop.core.adaptation.memory_use import MemorySource
+
+    memory.add([Entry(SOURCE, EDITED, PAIR, origin="confirmed")])
+    entry = memory.exact(SOURCE, PAIR)[0].entry
+    ahead = translator(tiny_trained, "auto", False, memory)
+    ahead.remember([MemorySource(entry.id, entry.source, entry.target, 1.0),
+                    MemorySource(entry.id + 1, "red " * 80, "rot " * 80, 1.0)])  # too long for the model: left out
+    lazy = translator(tiny_trained, "auto", False, memory)
+    a, b = ahead.translate(SOURCE), lazy.translate(SOURCE)
+    assert a.text == b.text == EDITED and a.best.token_logprobs == b.best.token_logprobs
