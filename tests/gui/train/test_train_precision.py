@@ -96,7 +96,6 @@ def test_out_of_memory_in_a_run_shows_one_sentence_and_keeps_the_checkpoint(qtbo
         assert panel.error_label.isVisible() and "out of GPU memory at batch" in text, text
         assert "(try --batch-tokens " in text and f"the last checkpoint {out / 'last'} is kept" in text
         assert "Traceback" not in text
-        print(text)
         assert (out / "last" / "trainer_state" / "state.json").is_file()
     finally:
         panel.shutdown(30000)
