@@ -23,8 +23,18 @@ SENTENCES = ["The cat sleeps on the sofa.", "I would like a cup of coffee, pleas
 
 def decode_children(pid: int) -> list[int]:
     """The pids of the server's decode processes (its children `serve --decode-child`)."""
-    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if "--decode-child" in line]
+    # /proc, not `ps -o args`: ps cuts a line at 80 columns when its output is a pipe, and a checkout in a
+    # longer path (a CI clone) pushed "--decode-child" past the cut
+    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid="], capture_output=True, text=True).stdout
+    found = []
+    for child in (int(word) for word in out.split()):
+        try:
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except OSError:  # it ended meanwhile
+            continue
+        if b"--decode-child" in argv:
+            found.append(child)
+    return found
 
 
 def alive(pid: int) -> bool:
