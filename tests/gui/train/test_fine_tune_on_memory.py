@@ -23,14 +23,6 @@ CHILD_MS = 240000  # a child fine-tuning the tiny model and scoring it four time
 
 
 @pytest.fixture
-def dirs(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
-
-
-@pytest.fixture
 def parent(tiny_model_dir, dirs) -> Path:
     """The tiny model as an en-de model whose card names its training and dev files, as a trained one's does."""
     folder = dirs / "parent"

@@ -47,14 +47,6 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture
-def dirs(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("NMT_DESKTOP_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("NMT_DESKTOP_LOG_DIR", str(tmp_path / "logs"))
-    monkeypatch.setenv("NMT_DESKTOP_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path
-
-
-@pytest.fixture
 def window(qtbot, dirs):
     window = MainWindow(model=None)
     window.shown_errors = []
