@@ -1,0 +1,286 @@
+"""Online learning from each confirmed segment (issue 45): does updating the weights on every confirmed pair reach
++3 chrF on parliamentary text, at what cost on everyday sentences and in time?
+
+The protocol is benchmarks/adaptive.py's (`translate --memory M --learn`): an empty memory; each segment is
+translated with the memory and the weights as they stand (greedy, batch 1), then its reference is confirmed into
+the memory and the learner takes `steps` optimizer steps on that pair (plus `replay` earlier memory pairs, drawn
+at random, in the same batch), with an optional L2-SP pull toward the parent weights (`l2sp` * sum (w - w0)^2).
+After an update the backend's prepared weights and the memory's cached forced states are stale: both are made
+anew (their cost counts as learning time, the next sentence's re-decoded memory matches as decode time).
+
+`instance` (ModernMT-style) instead tunes on THIS sentence's best memory matches (at least the kNN min score)
+before decoding it and restores the parent weights after: a sentence without such a match decodes with the
+parent, bit for bit; the tuning counts as decode time there.
+
+Reported per setting: 2nd-half chrF / BLEU against the static model (its output computed once), the Tatoeba dev
+chrF with the adapted weights and the filled memory against the parent without one (the cost), and the time per
+segment: decode (static, adaptive) and learning, apart.
+
+    nice -n 19 .venv/bin/python benchmarks/online_learning.py --split dev --segments 150 --tatoeba 300 --grid
+    nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --tatoeba 500 --set '{"lr": 1e-4}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from adaptive import CFG, DATA, REPO, curve, parliament, scores, tatoeba  # noqa: E402
+from nmt_desktop.core.adaptation.memory_use import MemorySource  # noqa: E402
+from nmt_desktop.core.adaptation.settings import Adaptation  # noqa: E402
+from nmt_desktop.core.decoding.backends.choice import choose_backend  # noqa: E402
+from nmt_desktop.core.decoding.memory_states import MemoryKeys  # noqa: E402
+from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
+from nmt_desktop.core.memory import Entry, Pair, TranslationMemory  # noqa: E402
+from nmt_desktop.core.training.metrics import corpus_chrf  # noqa: E402
+
+PAIR = Pair.of("en", "de")
+
+
+def tatoeba_train(n: int) -> list[tuple[str, str]]:
+    """The bundled model's own training data (the first n pairs), replayed so it does not forget."""
+    rows = (DATA / "tatoeba" / "en-de" / "train.tsv").read_text(encoding="utf-8").splitlines()[:n]
+    return [tuple(r.split("\t")[:2]) for r in rows]  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class Learning:
+    """One setting. params: "all", "decoder" (decoder layers) or "norms" (layer norms and biases)."""
+
+    lr: float = 1e-4
+    steps: int = 1
+    optimizer: str = "adam"
+    params: str = "all"
+    l2sp: float = 0.0
+    replay: int = 0
+    general: int = 0  # everyday pairs (Tatoeba train) mixed into each step's batch
+    smoothing: float = 0.1
+    knn: bool = True
+    instance: bool = False  # tune on this sentence's matches before decoding it, then restore (ModernMT)
+    matches: int = 4  # instance: how many of the sentence's matches
+    stale_keys: bool = False  # keep the memory's forced states of older weights (each decoded on confirming)
+
+
+def chosen(model: torch.nn.Module, which: str) -> list[torch.nn.Parameter]:
+    named = list(model.named_parameters())
+    if which == "decoder":
+        return [p for n, p in named if n.startswith("decoder_layers.")]
+    if which == "norms":
+        return [p for n, p in named if ".norm." in n or n.endswith(".bias")]
+    return [p for _n, p in named]
+
+
+class Learner:
+    """Optimizer steps on confirmed pairs for a Translator's model, in place; the decoding caches made anew."""
+
+    def __init__(self, tr: Translator, learning: Learning):
+        self.tr, self.learning = tr, learning
+        self.params = chosen(tr.model, learning.params)
+        self.parent = [p.detach().clone() for p in self.params]
+        opt = torch.optim.Adam if learning.optimizer == "adam" else torch.optim.SGD
+        self.optimizer = opt(self.params, lr=learning.lr)
+        self.seen: list[tuple[str, str]] = []
+        self.rng = random.Random(0)
+        self.everyday = tatoeba_train(20000) if learning.general else []
+
+    def batch(self, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        tr, cfg = self.tr, self.tr.config
+        src = tr.batch_ids([tr.source_ids(s) for s, _ in pairs])  # (B, S)
+        targets = [tr._target_ids(t) + [cfg.eos_id] for _, t in pairs]
+        width = max(len(t) for t in targets)
+        tgt_in = torch.full((len(pairs), width), cfg.pad_id, dtype=torch.long)  # (B, T)
+        tgt_out = torch.full((len(pairs), width), cfg.pad_id, dtype=torch.long)  # (B, T)
+        for r, t in enumerate(targets):
+            tgt_in[r, : len(t)] = torch.tensor([cfg.decoder_start_id, *t[:-1]])
+            tgt_out[r, : len(t)] = torch.tensor(t)
+        return src, tgt_in, tgt_out
+
+    def tune(self, pairs: list[tuple[str, str]]) -> None:
+        """`steps` steps on pairs (mean token loss + L2-SP), then fresh decoding caches."""
+        model, pad = self.tr.model, self.tr.config.pad_id
+        src, tgt_in, tgt_out = self.batch(pairs)
+        for _ in range(self.learning.steps):
+            keep = tgt_out != pad  # (B, T)
+            logits = model(src, tgt_in, keep)  # (N, V)
+            loss = F.cross_entropy(logits.float(), tgt_out[keep], label_smoothing=self.learning.smoothing)
+            if self.learning.l2sp:
+                loss = loss + self.learning.l2sp * sum(((p - p0) ** 2).sum() for p, p0 in zip(self.params, self.parent))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.tr.model.eval()
+        backend = self.tr.backend = choose_backend(self.tr.model, "auto")
+        _ = backend.compiled if hasattr(type(backend), "compiled") else getattr(backend, "prepared", None)  # prepared now, not in the next decode
+        if not self.learning.stale_keys:
+            self.tr._memory_keys = MemoryKeys()
+
+    def confirmed(self, source: str, reference: str) -> None:
+        """Continuous learning: the confirmed pair, with `replay` earlier ones."""
+        extra = self.rng.sample(self.seen, min(self.learning.replay, len(self.seen)))
+        extra += self.rng.sample(self.everyday, self.learning.general) if self.learning.general else []
+        self.seen.append((source, reference))
+        self.tune([(source, reference), *extra])
+        if self.learning.stale_keys and self.tr.adaptation is not None:  # as translate --learn's _confirm does
+            self.tr.remember([MemorySource(int(m.entry.id), m.entry.source, m.entry.target, 1.0)
+                              for m in self.tr.adaptation.memory.exact(source, PAIR) if m.entry.target == reference])
+
+    def restore(self) -> None:
+        with torch.no_grad():
+            for p, p0 in zip(self.params, self.parent):
+                p.copy_(p0)
+        self.optimizer.state.clear()
+        self.refresh()
+
+
+@dataclass
+class Run:
+    adaptive: list[str] = field(default_factory=list)
+    decode_s: float = 0.0
+    learn_s: float = 0.0
+
+
+def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: str) -> str:
+    """One sentence as the setting decodes it (instance: tuned on its matches first, restored after)."""
+    if not learner.learning.instance:
+        return tr.translate(source, CFG).text
+    found = adaptation.lookup(source)[: learner.learning.matches]
+    if not found:
+        return tr.translate(source, CFG).text
+    learner.tune([(m.entry.source, m.entry.target) for m in found])
+    text = tr.translate(source, CFG).text
+    learner.restore()
+    return text
+
+
+def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, adaptation: Adaptation,
+             learner: Learner) -> Run:
+    run = Run()
+    tr.adaptation = adaptation if learning.knn else None
+    for source, reference in pairs:
+        t0 = time.perf_counter()
+        run.adaptive.append(translate(tr, learner, adaptation, source))
+        run.decode_s += time.perf_counter() - t0
+        source, reference = source.strip(), reference.strip()
+        adaptation.memory.add([Entry(source, reference, PAIR, origin="confirmed")])
+        t0 = time.perf_counter()
+        if not learning.instance and learning.steps:
+            learner.confirmed(source, reference)
+        run.learn_s += time.perf_counter() - t0
+    return run
+
+
+def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning: Learning,
+             sources: list[str]) -> list[str]:
+    tr.adaptation = adaptation if learning.knn else None
+    if learning.instance:
+        out = [translate(tr, learner, adaptation, s) for s in sources]
+    else:
+        out = [t.text for t in tr.translate_batch(sources, CFG)]
+    tr.adaptation = None
+    return out
+
+
+def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], learning: Learning,
+             general: list[tuple[str, str]], plain: list[str]) -> dict:
+    refs, half = [t for _, t in pairs], len(pairs) // 2
+    learner = Learner(tr, learning)
+    with tempfile.TemporaryDirectory() as work, TranslationMemory(Path(work) / "memory.sqlite") as memory:
+        adaptation = Adaptation(memory, PAIR)
+        run = protocol(tr, pairs, learning, adaptation, learner)
+        out = {"setting": asdict(learning), "adaptive_second_half": scores(run.adaptive[half:], refs[half:]),
+               "static_second_half": scores(static[half:], refs[half:]),
+               "curve_adaptive": curve(run.adaptive, refs), "curve_static": curve(static, refs),
+               "decode_s_per_segment": run.decode_s / len(pairs), "learn_s_per_segment": run.learn_s / len(pairs)}
+        if general:
+            grefs = [t for _, t in general]
+            adapted = everyday(tr, learner, adaptation, learning, [s for s, _ in general])
+            out["everyday"] = (corpus_chrf(plain, [grefs]), corpus_chrf(adapted, [grefs]))
+    learner.restore()
+    tr.adaptation = None
+    return out
+
+
+def line(r: dict, static_s: float) -> str:
+    a, s = r["adaptive_second_half"], r["static_second_half"]
+    set_ = {k: v for k, v in r["setting"].items() if v != getattr(Learning(), k)}
+    text = (f"{json.dumps(set_)}: 2nd half chrF {a[0]:.2f} vs {s[0]:.2f} ({a[0] - s[0]:+.2f}), BLEU {a[1]:.2f} vs "
+            f"{s[1]:.2f} ({a[1] - s[1]:+.2f}); decode {r['decode_s_per_segment']:.3f} s/seg (static {static_s:.3f},"
+            f" x{r['decode_s_per_segment'] / static_s:.2f}), learning {r['learn_s_per_segment']:.3f} s/seg")
+    if "everyday" in r:
+        p, ad = r["everyday"]
+        text += f"; Tatoeba chrF {ad:.2f} vs {p:.2f} ({ad - p:+.2f})"
+    return text
+
+
+def L(**kw) -> Learning:  # noqa: N802
+    return Learning(**kw)
+
+
+GRID = [L(lr=0.0, steps=0, knn=True),  # kNN alone (the current default), through this loop
+        L(lr=1e-4), L(lr=3e-4), L(lr=3e-5), L(lr=1e-4, steps=3), L(lr=1e-4, knn=False),
+        L(lr=1e-4, params="decoder"), L(lr=1e-3, params="norms"), L(lr=1e-4, replay=3),
+        L(lr=1e-4, l2sp=1e-2), L(lr=3e-4, l2sp=1e-1), L(lr=1e-2, optimizer="sgd"), L(lr=3e-2, optimizer="sgd"),
+        L(lr=1e-4, steps=3, instance=True), L(lr=3e-4, steps=2, instance=True),
+        # round 2 (replay of earlier memory pairs pays; all 300 dev segments)
+        L(lr=1e-4, replay=3, knn=False), L(lr=1e-4, replay=7), L(lr=1e-4, replay=7, knn=False),
+        L(lr=1e-4, replay=3, general=2), L(lr=1e-4, replay=7, general=4), L(lr=1e-4, replay=3, steps=2),
+        L(lr=5e-5, replay=7), L(lr=1e-4, replay=3, l2sp=1e-2), L(lr=1e-4, replay=3, params="decoder"),
+        # round 3 (the L2-SP pull keeps everyday text; kNN's memory states re-decoded after each update double the
+        # decode time: without kNN, or with the states of the weights they were confirmed under)
+        L(lr=1e-4, replay=3, l2sp=1e-2, knn=False), L(lr=1e-4, replay=3, l2sp=1e-2, stale_keys=True),
+        L(lr=1e-4, replay=7, l2sp=1e-2, knn=False), L(lr=1e-4, replay=3, l2sp=3e-2, knn=False),
+        L(lr=5e-5, replay=7, knn=False), L(lr=5e-5, replay=7, stale_keys=True),
+        L(lr=1e-4, replay=3, l2sp=1e-2, general=2, knn=False)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--split", choices=("dev", "test"), default="dev")
+    p.add_argument("--segments", type=int, default=150, help="at most this many segments (0: all)")
+    p.add_argument("--tatoeba", type=int, default=300, help="Tatoeba dev sentences for the everyday cost (0: none)")
+    p.add_argument("--parliament", type=Path, default=REPO / "data_local" / "opennmt")
+    p.add_argument("--grid", action="store_true", help="every setting of GRID")
+    p.add_argument("--only", type=int, nargs="*", help="with --grid: only these indices of GRID")
+    p.add_argument("--set", action="append", default=[], help='a setting as JSON, e.g. \'{"lr": 1e-4}\'')
+    p.add_argument("--json", type=Path, help="append the results here (JSON lines)")
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    tr = Translator.load(REPO / "models" / "en-de")
+    pairs = parliament(args.parliament, args.split)
+    pairs = pairs[: args.segments] if args.segments else pairs
+    settings = [GRID[i] for i in (args.only if args.only else range(len(GRID)))] if args.grid else []
+    settings += [Learning(**json.loads(s)) for s in args.set]
+    t0 = time.perf_counter()
+    static = [tr.translate(s, CFG).text for s, _ in pairs]
+    static_s = (time.perf_counter() - t0) / len(pairs)
+    general = tatoeba("en-de", args.tatoeba) if args.tatoeba else []
+    plain = [t.text for t in tr.translate_batch([s for s, _ in general], CFG)] if general else []
+    print(f"{args.split} {len(pairs)} segments; static decode {static_s:.3f} s/seg", flush=True)
+    for learning in settings:
+        result = evaluate(tr, pairs, static, learning, general, plain)
+        print(line(result, static_s), flush=True)
+        if args.json:
+            with args.json.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"split": args.split, "segments": len(pairs), "static_s": static_s, **result}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
