@@ -76,7 +76,8 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     m.add_argument("--learn", action="store_true",
                    help="simulated post-editing (needs --memory): each input line is SOURCE<TAB>REFERENCE; it is "
                         "translated with the memory as it stands, printed, then the pair is confirmed into the "
-                        "memory (created when missing)")
+                        "memory (created when missing) and the model takes a learning step on it (online learning, "
+                        "kept beside FILE per model: later runs with --memory FILE use the learned weights)")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -253,8 +254,9 @@ def _open_memory(args: argparse.Namespace) -> Any:
         raise CLIError(str(exc)) from None
 
 
-def _adapt(translator: Any, memory: Any) -> Any:
-    """Switch the translator's adaptation to `memory` for the model's language pair; the pair."""
+def _adapt(translator: Any, memory: Any, learn: bool) -> tuple[Any, Any]:
+    """Switch the translator's adaptation to `memory` for the model's language pair, with what online learning
+    kept beside the memory for this model loaded (learn: replaying the memory's pairs); (the pair, the learner)."""
     from nmt_desktop.core.adaptation.settings import Adaptation
     from nmt_desktop.core.memory import Pair
 
@@ -264,8 +266,16 @@ def _adapt(translator: Any, memory: Any) -> Any:
         memory.close()
         raise CLIError("--memory needs the model's languages to find its memory entries, and the model names none")
     pair = Pair.of(source, target)
-    translator.adaptation = Adaptation(memory, pair)
-    return pair
+    adaptation = translator.adaptation = Adaptation(memory, pair)
+    from nmt_desktop.core.adaptation.learned_weights import LearnedWeightsError
+    from nmt_desktop.core.adaptation.online_learning import OnlineLearner
+
+    earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] if learn else []
+    try:
+        return pair, OnlineLearner.attach(translator, memory.path, earlier, adaptation.learning)
+    except LearnedWeightsError as exc:
+        memory.close()
+        raise CLIError(str(exc)) from None
 
 
 def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | None]]:
@@ -275,14 +285,18 @@ def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | N
         yield (source, reference) if tab else (line, None)
 
 
-def _confirm(translator: Any, memory: Any, pair: Any, source: str, reference: str) -> None:
-    """The reference stands in for the post-edit: confirmed into the memory, so the next line adapts to it; its
-    states are decoded now (`Translator.remember`), not when the next line matches it."""
+def _confirm(translator: Any, memory: Any, pair: Any, learner: Any, source: str, reference: str) -> None:
+    """The reference stands in for the post-edit: confirmed into the memory, so the next line adapts to it; the
+    model learns from it (online_learning.py); its states are decoded now (`Translator.remember`), not when the
+    next line matches it."""
     from nmt_desktop.core.adaptation.memory_use import MemorySource
     from nmt_desktop.core.memory import Entry
 
     source, reference = source.strip(), reference.strip()
     memory.add([Entry(source, reference, pair, origin="confirmed")])
+    if learner is not None:
+        learner.learn([(source, reference)])
+        translator.weights_changed()
     translator.remember([MemorySource(int(m.entry.id), m.entry.source, m.entry.target, 1.0)
                          for m in memory.exact(source, pair) if m.entry.target == reference])
 
@@ -296,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--learn needs --memory FILE (the memory the confirmed pairs go into)")
     memory = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
-    pair = None if memory is None else _adapt(translator, memory)
+    pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     method = None
     if args.align:
@@ -361,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(_output_line(text, translation, error, args, alignment) + "\n")
                 if args.learn and reference is not None and text.strip() and reference.strip():
                     sys.stdout.flush()
-                    _confirm(translator, memory, pair, text, reference)
+                    _confirm(translator, memory, pair, learner, text, reference)
                 if attention_out is not None:
                     arrays.update(_attention_arrays(index, translation, layers, heads))
                 index += 1
@@ -369,6 +383,8 @@ def run(args: argparse.Namespace) -> int:
             progress.update(len(batch))
     finally:
         progress.close()
+        if learner is not None:
+            learner.save()
         if memory is not None:
             memory.close()
     if other_language > LANGUAGE_WARNINGS:

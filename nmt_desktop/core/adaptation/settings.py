@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from nmt_desktop.core.adaptation.online_learning import OnlineLearning
+
 __all__ = ["Adaptation", "MemoryLookup"]
 
 
@@ -27,7 +29,8 @@ class Adaptation:
     matches: how many memory matches build a sentence's datastore, each scoring at least `min_score`.
     k: neighbours per step; temperature: of softmax(-distance / T) over their squared L2 distances.
     weight: λ fixed, or None: adaptive, λ = max(0, 1 - d_nearest / reach) (SK-MT, where reach is T), at most
-    `max_weight`; reach None: the temperature."""
+    `max_weight`; reach None: the temperature. learning: online learning from each confirmed segment
+    (online_learning.py; its `enabled` switches it)."""
 
     memory: MemoryLookup
     pair: Any
@@ -40,6 +43,7 @@ class Adaptation:
     reach: float | None = None
     enabled: bool = True
     since: float = field(default=0.0)  # Unix seconds: entries changed before it are ignored (`clear`)
+    learning: OnlineLearning = field(default_factory=OnlineLearning)
 
     def clear(self) -> None:
         """Forget the memory's influence so far: only entries confirmed from now on adapt."""

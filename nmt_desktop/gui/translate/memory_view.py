@@ -4,7 +4,10 @@ influence", and the memory segments the shown sentence's translation was adapted
 The switch sets the loaded translator's `Adaptation` (core/adaptation/settings.py) over the user's memory, the
 file the post-editing desk confirms into. Clearing sets the adaptation's `since` to now: segments confirmed before
 it no longer adapt, those confirmed after do; both are kept per model in the settings, so they hold after a
-restart. The memory is read through `ThreadMemory`, one SQLite connection per thread (the decoding thread
+restart. What online learning (`translate --memory M --learn`, core/adaptation/online_learning.py) kept beside the
+memory for this model is loaded into its weights while adaptation is on; clearing brings the parent weights back
+and deletes that file.
+The memory is read through `ThreadMemory`, one SQLite connection per thread (the decoding thread
 searches; the desk writes through its own), and nothing until the file exists.
 """
 
@@ -19,6 +22,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from nmt_desktop.core.adaptation.learned_weights import LearnedWeightsError
+from nmt_desktop.core.adaptation.online_learning import OnlineLearner
 from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.memory import Pair, TranslationMemory, default_memory_path
 
@@ -57,6 +62,8 @@ class MemoryView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.translator: Translator | None = None
+        self.learner: OnlineLearner | None = None  # what online learning kept for the loaded model, in its weights
+        self.learn_error = ""  # a learned-weights file that did not read: said in the status line
         self.model_key = ""  # the loaded model's path: the settings' key
         self.per_model: dict[str, dict[str, Any]] = {}  # model path -> {"enabled": bool, "since": Unix seconds}
         self.memory_path = default_memory_path()
@@ -103,15 +110,38 @@ class MemoryView(QWidget):
         tgt = getattr(info, "tgt_lang", "") or translator.config.tgt_lang
         saved = self.per_model.get(self.model_key, {})
         translator.adaptation = None
+        if self.learner is not None and self.learner.model is not translator.model:
+            self.learner, self.learn_error = None, ""
         if src and tgt:
             translator.adaptation = Adaptation(ThreadMemory(self.memory_path), Pair.of(src, tgt),
                                                enabled=bool(saved.get("enabled", True)),
                                                since=float(saved.get("since", 0.0)))
+            if self.learner is None:
+                self.learner = self._learned(translator)
+            self._use_learned()
         with_signals = self.adapt.blockSignals(True)
         self.adapt.setChecked(translator.adaptation is not None and translator.adaptation.enabled)
         self.adapt.blockSignals(with_signals)
         self._set_enabled_controls()
         self.show_matches([])
+
+    def _learned(self, translator: Translator) -> OnlineLearner | None:
+        """The model with what online learning kept beside the memory loaded (nothing is read or copied when the
+        memory has no learned file beside it); a file that does not read is said in the status line, the parent
+        is used."""
+        if not any(self.memory_path.parent.glob(f"{self.memory_path.name}.learned-*.safetensors")):
+            return None
+        try:
+            return OnlineLearner.attach(translator, self.memory_path, [])
+        except LearnedWeightsError as exc:
+            self.learn_error = str(exc)
+            return None
+
+    def _use_learned(self) -> None:
+        adaptation = self.translator.adaptation if self.translator is not None else None
+        if self.learner is not None and adaptation is not None:
+            self.learner.use(adaptation.enabled)
+            self.translator.weights_changed()
 
     def _set_enabled_controls(self) -> None:
         adaptation = self.translator.adaptation if self.translator is not None else None
@@ -120,6 +150,8 @@ class MemoryView(QWidget):
         if self.translator is not None and adaptation is None:
             self.status.setText("This model does not say which languages it translates, so no memory segments "
                                 "can be picked for it.")
+        elif self.learn_error:
+            self.status.setText(self.learn_error)
         elif adaptation is not None and adaptation.since:
             self.status.setText(f"Segments confirmed since {time.strftime('%Y-%m-%d %H:%M', time.localtime(adaptation.since))} "
                                 f"adapt this model.")
@@ -131,6 +163,7 @@ class MemoryView(QWidget):
         if adaptation is None:
             return
         adaptation.enabled = on
+        self._use_learned()
         self._remember()
         self.changed.emit()
 
@@ -140,6 +173,10 @@ class MemoryView(QWidget):
         if adaptation is None:
             return
         adaptation.clear()
+        self.learner = self.learner or self._learned(self.translator)  # a file learned since the model loaded too
+        if self.learner is not None:  # the parent weights back, the learned file deleted
+            self.learner.clear()
+            self.translator.weights_changed()
         self._remember()
         self.changed.emit()
 

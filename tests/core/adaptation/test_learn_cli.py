@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 
 import pytest
 
@@ -52,3 +53,30 @@ def test_a_memory_that_does_not_open_is_one_sentence(model_dir, tmp_path):
     assert proc.stderr.strip() == f"nmt-desktop: error: {tmp_path / 'none.sqlite'}: no translation memory there"
     proc = run_cli("translate", "-m", str(model_dir), "--learn", "red cat")
     assert proc.returncode != 0 and "--learn needs --memory FILE" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs(model_dir, tmp_path):
+    """Online learning (core/adaptation/online_learning.py): a later `translate --memory` reads the learned
+    weights kept beside the memory (the same memory without them translates otherwise), and --learn over A, B,
+    then over C, learns what one run over A, B, C learns, byte for byte (on one thread: a float sum split
+    over a load-dependent number of threads rounds differently)."""
+    import shutil
+
+    lines = ["red cat runs\trennt katze rot", "blue dog sleeps\tblau hund schlaeft",
+             "the small red cat runs\tder kleine rennt katze rot"]
+    one, two, bare = tmp_path / "one.sqlite", tmp_path / "two.sqlite", tmp_path / "bare.sqlite"
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(one), "--learn",
+                   stdin="\n".join(lines) + "\n").returncode == 0
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(two), "--learn",
+                   stdin="\n".join(lines[:2]) + "\n").returncode == 0
+    kept = sorted(tmp_path.glob("two.sqlite.learned-*.safetensors"))
+    assert len(kept) == 1
+    shutil.copy(two, bare)  # the same memory, nothing learned beside it
+    later, plain = (run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(m), "--json", "--no-attention",
+                            "the small red cat runs") for m in (two, bare))
+    assert later.returncode == 0 and plain.returncode == 0, later.stderr + plain.stderr
+    scores = [json.loads(p.stdout)["nbest"][0]["token_logprobs"] for p in (later, plain)]
+    assert scores[0] != scores[1]
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(two), "--learn",
+                   stdin=lines[2] + "\n").returncode == 0
+    assert kept[0].read_bytes() == tmp_path.joinpath(kept[0].name.replace("two.", "one.")).read_bytes()

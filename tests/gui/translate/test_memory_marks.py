@@ -163,3 +163,37 @@ def test_a_token_whose_neighbours_name_no_segment_still_says_its_share() -> None
     assert memory_tip(MemoryUse(0.9, many)).splitlines() == [
         "From your memory: 90% of this token's probability, from", "  #0 “s0” → “t0”  (20%)",
         "  #1 “s1” → “t1”  (20%)", "  #2 “s2” → “t2”  (20%)", "  and 2 more"]
+
+
+def test_weights_learned_beside_the_memory_are_used_switched_and_cleared(qtbot, open_main_window, model) -> None:
+    """What `translate --memory M --learn` learned (core/adaptation/online_learning.py), kept beside the user's
+    memory, translates in the app; "Adapt to my memory" off gives the parent; "Clear memory influence" brings the
+    parent back for good and deletes the file."""
+    from nmt_desktop.core.adaptation.online_learning import OnlineLearner, OnlineLearning
+    from nmt_desktop.core.decoding.translator import Translator
+
+    memory = default_memory_path()
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    learning = Translator.load(model)
+    learner = OnlineLearner.attach(learning, memory, [], OnlineLearning(lr=3e-3, steps=10, l2sp=0.0))
+    learner.learn([(SOURCE, EDITED)])  # no memory entry: what comes back is the weights' doing, not kNN's
+    learner.save()
+    window = open_main_window(model)
+    panel = window.translate_panel
+    assert translate(qtbot, panel, SOURCE) == EDITED
+    assert all("From your memory" not in tip for _, tip, _ in tokens(panel.output))
+    open_memory_tab(panel)
+    QTest.mouseClick(panel.memory_view.adapt, Qt.LeftButton)  # off: the parent model
+    wait_translated(qtbot, panel)
+    parent = panel.output_text()
+    assert parent != EDITED
+    QTest.mouseClick(panel.memory_view.adapt, Qt.LeftButton)  # on again: the learned weights
+    wait_translated(qtbot, panel)
+    assert panel.output_text() == EDITED
+    QTest.mouseClick(panel.memory_view.clear_button, Qt.LeftButton)
+    wait_translated(qtbot, panel)
+    assert panel.output_text() == parent
+    assert not list(memory.parent.glob(f"{memory.name}.learned-*.safetensors"))
+    window.close()
+    again = open_main_window(model)
+    assert translate(qtbot, again.translate_panel, SOURCE) == parent

@@ -1,0 +1,177 @@
+"""Online learning (issue 45): the model takes an optimizer step on each confirmed segment, so the next sentence
+is translated by weights that have read every post-edit so far; kept beside the memory (learned_weights.py).
+
+One Adam step (lr 1e-4) on the confirmed pair with `replay` earlier memory pairs in the same batch, plus an
+L2-SP pull toward the parent weights (`l2sp` * sum (w - w0)^2) that keeps everyday text: the setting measured
+best in benchmarks/online_learning.py (RESULTS, "Online learning"). Model-agnostic: it reads the model's
+parameters and turns text into ids through the callables it is given (a `Translator`'s, see `attach`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from nmt_desktop.core.adaptation.learned_weights import LearnedWeights, fingerprint
+
+__all__ = ["OnlineLearner", "OnlineLearning"]
+
+
+@dataclass(frozen=True)
+class OnlineLearning:
+    """enabled: learn from confirmed segments (and use what was learned before); lr, steps: Adam's per
+    confirmation; replay: earlier memory pairs in each step's batch; l2sp: the pull toward the parent weights;
+    smoothing: label smoothing of the token loss."""
+
+    enabled: bool = True
+    lr: float = 1e-4
+    steps: int = 1
+    replay: int = 3
+    l2sp: float = 1e-2
+    smoothing: float = 0.1
+
+
+@dataclass(frozen=True)
+class Ids:
+    """How the learner reads text: a Translator's `source_ids`, target ids without </s>, `batch_ids` (padding)."""
+
+    source: Callable[[str], list[int]]
+    target: Callable[[str], list[int]]
+    batch: Callable[[Sequence[Sequence[int]]], Tensor]
+    pad: int
+    eos: int
+    start: int
+
+
+class OnlineLearner:
+    """Updates `model` in place on confirmed pairs; `save()` keeps the update (and Adam's moments) in `store`,
+    `clear()` brings the parent back and drops it. Created by `attach`, which loads what the store holds."""
+
+    def __init__(self, model: nn.Module, ids: Ids, settings: OnlineLearning, store: LearnedWeights | None = None,
+                 earlier: Sequence[tuple[str, str]] = ()):
+        self.model, self.ids, self.settings, self.store = model, ids, settings, store
+        self.params = dict(model.named_parameters())
+        self.parent = {n: p.detach().clone() for n, p in self.params.items()}
+        self.optimizer = torch.optim.Adam(list(self.params.values()), lr=settings.lr)
+        self.seen = list(earlier)  # the memory's pairs so far: what is replayed
+        self.learned = 0  # confirmations learned from (the replay's seed: a resumed run draws the same pairs)
+        self._set_aside: dict[str, Tensor] | None = None  # the learned weights while the parent's are used (`use`)
+
+    def batch(self, pairs: Sequence[tuple[str, str]]) -> tuple[Tensor, Tensor, Tensor]:
+        """Source ids (B, S), decoder input (B, T) and targets (B, T), padded."""
+        ids = self.ids
+        src = ids.batch([ids.source(s) for s, _ in pairs])  # (B, S)
+        targets = [ids.target(t) + [ids.eos] for _, t in pairs]
+        tgt_in = torch.full((len(pairs), max(map(len, targets))), ids.pad, dtype=torch.long)  # (B, T)
+        tgt_out = tgt_in.clone()  # (B, T)
+        for r, t in enumerate(targets):
+            tgt_in[r, : len(t)] = torch.tensor([ids.start, *t[:-1]])
+            tgt_out[r, : len(t)] = torch.tensor(t)
+        return src.to(tgt_in.device), tgt_in.to(src.device), tgt_out.to(src.device)
+
+    def loss(self, pairs: Sequence[tuple[str, str]]) -> Tensor:
+        """Mean label-smoothed token loss of pairs plus the L2-SP pull."""
+        src, tgt_in, tgt_out = self.batch(pairs)
+        keep = tgt_out != self.ids.pad  # (B, T)
+        logits = self.model(src, tgt_in, keep)  # (N, V)
+        loss = F.cross_entropy(logits.float(), tgt_out[keep], label_smoothing=self.settings.smoothing)
+        if self.settings.l2sp:
+            loss = loss + self.settings.l2sp * sum(((p - self.parent[n]) ** 2).sum() for n, p in self.params.items())
+        return loss
+
+    def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """`steps` Adam steps on confirmed pairs with `replay` earlier ones; the model is left in eval mode."""
+        pairs = [(s.strip(), t.strip()) for s, t in pairs if s.strip() and t.strip()]
+        if not pairs or not self.settings.enabled:
+            return
+        rng = random.Random(self.learned)
+        batch = [*pairs, *rng.sample(self.seen, min(self.settings.replay, len(self.seen)))]
+        self.seen.extend(pairs)
+        self.learned += 1
+        self.model.eval()  # no dropout: a single pair's step is already noisy
+        with torch.enable_grad():
+            for _ in range(self.settings.steps):
+                self.optimizer.zero_grad(set_to_none=True)
+                self.loss(batch).backward()
+                self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+
+    # --- kept with the memory -----------------------------------------------------------------------
+
+    def state(self) -> dict[str, Tensor]:
+        """The learned weights (whole, not a difference: they reload bit for bit) and Adam's moments, by name."""
+        out: dict[str, Tensor] = {}
+        for n, p in self.params.items():
+            out[f"weight.{n}"] = p.detach().contiguous()
+            moments = self.optimizer.state.get(p, {})
+            for key in ("exp_avg", "exp_avg_sq"):
+                if key in moments:
+                    out[f"{key}.{n}"] = moments[key].contiguous()
+        return out
+
+    def load_state(self, tensors: dict[str, Tensor], learned: int, steps: int) -> None:
+        with torch.no_grad():
+            for n, p in self.params.items():
+                if f"weight.{n}" in tensors:
+                    p.copy_(tensors[f"weight.{n}"])
+                if f"exp_avg.{n}" in tensors and f"exp_avg_sq.{n}" in tensors:
+                    self.optimizer.state[p] = {"step": torch.tensor(float(steps)),
+                                               "exp_avg": tensors[f"exp_avg.{n}"].to(p.device).clone(),
+                                               "exp_avg_sq": tensors[f"exp_avg_sq.{n}"].to(p.device).clone()}
+        self.learned = learned
+
+    def save(self) -> None:
+        """Write the update beside the memory (atomically); nothing when nothing was learned."""
+        if self.store is not None and self.learned:
+            steps = max((int(s["step"]) for s in self.optimizer.state.values() if "step" in s), default=0)
+            self.store.save(self.state(), {"learned": str(self.learned), "steps": str(steps)})
+
+    def use(self, learned: bool) -> None:
+        """Decode with the learned weights (True) or the parent's (False: adaptation switched off), keeping both."""
+        if learned == (self._set_aside is None):
+            return
+        with torch.no_grad():
+            if learned:
+                for n, p in self.params.items():
+                    p.copy_(self._set_aside[n])  # type: ignore[index]
+                self._set_aside = None
+            else:
+                self._set_aside = {n: p.detach().clone() for n, p in self.params.items()}
+                for n, p in self.params.items():
+                    p.copy_(self.parent[n])
+
+    def clear(self) -> None:
+        """The parent weights back, nothing learned, the kept update deleted."""
+        with torch.no_grad():
+            for n, p in self.params.items():
+                p.copy_(self.parent[n])
+        self.optimizer.state.clear()
+        self.seen, self.learned, self._set_aside = [], 0, None
+        if self.store is not None:
+            self.store.drop()
+
+    @classmethod
+    def attach(cls, translator: Any, memory_path: Path, earlier: Sequence[tuple[str, str]],
+               settings: OnlineLearning | None = None) -> "OnlineLearner | None":
+        """A learner for a float `Translator` (None for int8: its quantized layers do not learn), with what the
+        store beside `memory_path` holds for this model loaded into its weights; `earlier`: the memory's pairs."""
+        settings = settings or OnlineLearning()
+        if not settings.enabled or getattr(translator, "int8", False):
+            return None
+        cfg = translator.config
+        ids = Ids(translator.source_ids, translator._target_ids, translator.batch_ids, cfg.pad_id, cfg.eos_id,
+                  cfg.decoder_start_id)
+        store = LearnedWeights(memory_path, fingerprint(translator.model))
+        learner = cls(translator.model, ids, settings, store, earlier)
+        kept = store.load()
+        if kept is not None:
+            tensors, meta = kept
+            learner.load_state(tensors, int(meta.get("learned", "0")), int(meta.get("steps", "0")))
+            translator.weights_changed()
+        return learner
