@@ -51,7 +51,7 @@ def run_compiled_step(compiled: object, cache: KVCache, cross: CrossState, token
     end = cache.length + 1
     layers = [cache.reserve(i, end) for i in range(len(cache.layers))]
     out = compiled.run(tokens, [kv.self_k for kv in layers], [kv.self_v for kv in layers], cross.keys_t,
-                       cross.values, cross.bias, cache.length, need_cross, need_self, need_hidden)
+                       cross.values, cross.bias, cache.length, need_cross, need_self, need_hidden, None, None)
     cache.advance(1)
     out = list(out)
     hidden = out.pop() if need_hidden else None

@@ -154,19 +154,44 @@ struct DecodeStep : torch::CustomClassHolder {
 
   // tokens (B,) at position `pos`; per layer the self-attention buffers (B, H, capacity, dh) with
   // room for pos + 1, the cross keys (B*H, dh, S) and values (B*H, S, dh); bias (B*H, 1, S) or None.
+  // row_pos (B,) int64 or None: each row's own position instead of `pos` (continuous batching, where rows
+  // joined at different steps: core/decoding/continuous.py); a row attends to its own pos + 1 cached
+  // positions only, and `pos` is then the largest of them. row_src (B,) int64 or None: each row's own source
+  // length, so that a row reads only the first row_src[b] of the S source positions (the rest is another
+  // row's width: no bias needed for it, and its cross-attention there is 0).
   // Returns [logits (B, V)], then the cross-attention (B, L, H, S) with need_cross, then the
-  // self-attention (B, L, H, pos + 1) with need_self, then the final state (B, D) the output projection
-  // read with need_hidden (the queries and keys of kNN-MT, core/adaptation).
+  // self-attention (B, L, H, pos + 1) with need_self (zeros past a row's own position), then the final
+  // state (B, D) the output projection read with need_hidden (the queries and keys of kNN-MT, core/adaptation).
   std::vector<Tensor> run(Tensor tokens, std::vector<Tensor> self_k, std::vector<Tensor> self_v,
                           std::vector<Tensor> keys_t, std::vector<Tensor> values, OptTensor bias,
-                          int64_t pos, bool need_cross, bool need_self, bool need_hidden) {
+                          int64_t pos, bool need_cross, bool need_self, bool need_hidden, OptTensor row_pos,
+                          OptTensor row_src) {
     at::NoGradGuard no_grad;
     const int64_t L = static_cast<int64_t>(self_k.size());
     TORCH_CHECK(static_cast<int64_t>(linears.size()) == 6 * L + 1 && static_cast<int64_t>(norms.size()) >= 3 * L &&
                 self_v.size() == self_k.size() && keys_t.size() == self_k.size() && values.size() == self_k.size(),
                 "DecodeStep: the cache does not match the prepared layers");
     const int64_t B = tokens.size(0), V = embedding.size(0), D = embedding.size(1), H = n_heads, dh = D / H;
+    const Tensor row_pos_c = row_pos ? row_pos->contiguous() : Tensor();
+    const int64_t* rows_at = row_pos_c.defined() ? row_pos_c.data_ptr<int64_t>() : nullptr;
+    if (rows_at) {
+      TORCH_CHECK(row_pos_c.numel() == B, "DecodeStep: ", row_pos_c.numel(), " row positions for ", B, " rows");
+      pos = 0;
+      for (int64_t b = 0; b < B; ++b) {
+        TORCH_CHECK(rows_at[b] >= 0, "DecodeStep: a row's position is negative");
+        pos = std::max(pos, rows_at[b]);
+      }
+    }
+    auto pos_of = [&](int64_t b) { return rows_at ? rows_at[b] : pos; };
     const int64_t n = pos + 1, S = keys_t[0].size(2);
+    const Tensor row_src_c = row_src ? row_src->contiguous() : Tensor();
+    const int64_t* sources = row_src_c.defined() ? row_src_c.data_ptr<int64_t>() : nullptr;
+    if (sources) {
+      TORCH_CHECK(row_src_c.numel() == B, "DecodeStep: ", row_src_c.numel(), " source lengths for ", B, " rows");
+      for (int64_t b = 0; b < B; ++b)
+        TORCH_CHECK(sources[b] >= 1 && sources[b] <= S, "DecodeStep: a row's source length ", sources[b],
+                    " is outside 1..", S);
+    }
     TORCH_CHECK(pos < positions.size(0), "DecodeStep: position ", pos, " is past the model's ", positions.size(0));
     tokens = tokens.contiguous();
     const int64_t* token = tokens.data_ptr<int64_t>();
@@ -174,7 +199,7 @@ struct DecodeStep : torch::CustomClassHolder {
     for (int64_t b = 0; b < B; ++b) {
       TORCH_CHECK(token[b] >= 0 && token[b] < V, "DecodeStep: token id ", token[b], " is outside the vocabulary");
       const float* e = embedding.data_ptr<float>() + token[b] * D;
-      const float* p = positions.data_ptr<float>() + pos * D;
+      const float* p = positions.data_ptr<float>() + pos_of(b) * D;
       float* out = x.data_ptr<float>() + b * D;
       const float scale = static_cast<float>(embed_scale);
       for (int64_t d = 0; d < D; ++d) out[d] = p[d] + scale * e[d];
@@ -197,14 +222,15 @@ struct DecodeStep : torch::CustomClassHolder {
       at::parallel_for(0, B * H, 16, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(need_self ? 0 : n);
         for (int64_t bh = begin; bh < end; ++bh) {
-          const int64_t b = bh / H, head = bh % H;
+          const int64_t b = bh / H, head = bh % H, at = pos_of(b);
           const float* q = qkv.data_ptr<float>() + b * 3 * D + head * dh;
           float* k_rows = keys + bh * capacity * dh;  // (capacity, dh)
           float* v_rows = vals + bh * capacity * dh;
-          std::copy(q + D, q + D + dh, k_rows + pos * dh);
-          std::copy(q + 2 * D, q + 2 * D + dh, v_rows + pos * dh);
+          std::copy(q + D, q + D + dh, k_rows + at * dh);
+          std::copy(q + 2 * D, q + 2 * D + dh, v_rows + at * dh);
           float* probs = need_self ? self_out.data_ptr<float>() + ((b * L + i) * H + head) * n : scratch.data();
-          one_query::attend(q, k_rows, v_rows, n, dh, qs, probs, context.data_ptr<float>() + b * D + head * dh);
+          one_query::attend(q, k_rows, v_rows, at + 1, dh, qs, probs, context.data_ptr<float>() + b * D + head * dh);
+          if (need_self) std::fill(probs + at + 1, probs + n, 0.f);  // past this row's own position
         }
       });
       residual(x, lin[1](context, lock), nm[0]);
@@ -214,13 +240,14 @@ struct DecodeStep : torch::CustomClassHolder {
       at::parallel_for(0, B * H, 16, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(need_cross ? 0 : S);
         for (int64_t bh = begin; bh < end; ++bh) {
-          const int64_t b = bh / H, head = bh % H;
+          const int64_t b = bh / H, head = bh % H, width = sources ? sources[b] : S;
           float* probs = need_cross ? cross_out.data_ptr<float>() + ((b * L + i) * H + head) * S : scratch.data();
           one_query::attend_transposed(q_cross.data_ptr<float>() + b * D + head * dh,
                                        kt.data_ptr<float>() + bh * dh * S,
                                        bias_c.defined() ? bias_c.data_ptr<float>() + bh * S : nullptr,
-                                       vc.data_ptr<float>() + bh * S * dh, S, dh, qs, probs,
+                                       vc.data_ptr<float>() + bh * S * dh, width, S, dh, qs, probs,
                                        context.data_ptr<float>() + b * D + head * dh);
+          if (need_cross) std::fill(probs + width, probs + S, 0.f);  // another row's width
         }
       });
       residual(x, lin[3](context, lock), nm[1]);

@@ -104,12 +104,13 @@ static ONE_QUERY_CLONES void attend(const float* q, const float* keys, const flo
   weighted_values(probs, values, n, dh, context);
 }
 
-// As `attend` with keys stored transposed, keys_t (dh, S), and an additive bias (S) or null.
+// As `attend` with keys stored transposed, keys_t (dh, stride), of which the first S columns are read, and an
+// additive bias (S) or null.
 static ONE_QUERY_CLONES void attend_transposed(const float* q, const float* keys_t, const float* bias,
-                                               const float* values, int64_t S, int64_t dh, float scale,
-                                               float* probs, float* context) {
+                                               const float* values, int64_t S, int64_t stride, int64_t dh,
+                                               float scale, float* probs, float* context) {
   std::fill(probs, probs + S, 0.f);
-  for (int64_t d = 0; d < dh; ++d) axpy(q[d], keys_t + d * S, probs, S);
+  for (int64_t d = 0; d < dh; ++d) axpy(q[d], keys_t + d * stride, probs, S);
   for (int64_t s = 0; s < S; ++s) probs[s] = scale * probs[s] + (bias ? bias[s] : 0.f);
   softmax(probs, S);
   weighted_values(probs, values, S, dh, context);
