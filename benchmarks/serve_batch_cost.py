@@ -2,9 +2,13 @@
 for the same sentences decoded
 
 * offline: `Translator.translate_batch`, batches of 32 sorted by length (serve_load.py's baseline);
-* as the server's decoder does (`DecodeWorker._results`: the document pipeline, or the plain-text fast path),
-  in batches of 32, 16 and 8 sentences in arrival order (a seeded shuffle): what 32, 16 or 8 closed-loop
-  clients of one sentence each can give it at most.
+* as the server's decoder does with whole batches (`serve --whole-batches`; `DecodeWorker._results`: the
+  document pipeline, or the plain-text fast path), in batches of 32, 16 and 8 sentences in arrival order (a
+  seeded shuffle): what 32, 16 or 8 closed-loop clients of one sentence each can give it at most;
+* with continuous batching (the server's default, `server/continuous_decoding.py`): 32 closed-loop clients in
+  arrival order, each sending its next sentence the step its last one ended; sentences tokenized as the server
+  does, encoded together by its rule (at least 4, or within 2 steps, or when the search is under half full),
+  each answer's text assembled.
 
 So it says how near offline a server can come at a given client count even if its HTTP side cost nothing and
 its decoder never waited. Sentences: serve_load.py's (Tatoeba en-de dev, first 300 unique); 1 torch thread.
@@ -47,6 +51,52 @@ def main(argv: list[str] | None = None) -> int:
     order = sentences[:]
     random.Random(1).shuffle(order)
 
+    def continuous(size: int) -> float:
+        from nmt_desktop.core.decoding.continuous import ContinuousGreedy
+        from nmt_desktop.server import continuous_decoding as rule
+        from nmt_desktop.server.plain_text import plain_results, plain_units
+
+        translator = offline.translator
+        start = time.process_time()
+        search = ContinuousGreedy(translator, rule.PLAIN_CONFIG, size)
+        blocks = [text_segment(s).blocks for s in order]
+        queue, arrived, held, left, done = list(range(size, len(order))), list(range(size)), 0, {}, {}
+        units: dict = {}  # each arrived line's sentences, per block
+        waiting: list = []  # (prepared, tags) encoded, waiting for free rows (a line may hold several sentences)
+        while arrived or waiting or search.rows:
+            for i in arrived:  # (the list grows while it is read: a client answered at once sends its next)
+                if i in units:  # tokenized when it arrived
+                    continue
+                units[i] = [plain_units(translator, b, [], True) for b in blocks[i]]
+                if any(u is None for u in units[i]):  # as the server: the document pipeline between two steps
+                    worker._results(blocks[i], DecodeKey())
+                    if queue:
+                        arrived.append(queue.pop(0))
+            arrived = [i for i in arrived if all(u is not None for u in units[i])]
+            if arrived and (len(arrived) >= rule._ENCODE_TOGETHER or len(search.rows) * 2 < size
+                            or held >= rule._ENCODE_WITHIN):
+                tags = [(i, j) for i in arrived for j in range(sum(map(len, units[i])))]
+                waiting.append((search.prepare([u for i in arrived for block in units[i] for u in block]), tags))
+                left.update({i: (units[i], sum(map(len, units[i]))) for i in arrived})
+                arrived, held = [], 0
+            elif arrived:
+                held += 1
+            while waiting and search.free:
+                prepared, tags = waiting[0]
+                part, rest = prepared.split(min(search.free, len(prepared.units)), search.n_heads)
+                search.join(part, tags[: len(part.units)])
+                waiting[0] = (rest, tags[len(part.units):])
+                if not rest.units:
+                    waiting.pop(0)
+            for (i, j), translation in search.step():
+                done.setdefault(i, {})[j] = translation
+                units_i, count = left[i]
+                if len(done[i]) == count:
+                    plain_results(blocks[i], units_i, [done[i][k] for k in range(count)])
+                    if queue:
+                        arrived.append(queue.pop(0))
+        return time.process_time() - start
+
     def served(size: int, fast: bool) -> float:
         worker.fast = fast
         start = time.process_time()
@@ -60,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         for size in (32, 16, 8):
             for fast in (False, True):
                 runs.setdefault(f"served {size}{' fast path' if fast else ''}", []).append(served(size, fast))
+        runs.setdefault("continuous 32 clients", []).append(continuous(32))
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in runs.items()), flush=True)
     worker.stop()
     base = statistics.median(runs["offline sorted 32"])

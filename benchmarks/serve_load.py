@@ -22,7 +22,8 @@ server already running (LibreTranslate's own on our weights: benchmarks/argos_pa
 benchmarks/libretranslate_offline.py runs it), and reports the ratio of its 32-client throughput to ours.
 
 `--in-process` also starts `serve --decode-in-process` (the decoding on a thread of the HTTP process, as before
-the decode processes) and measures it in the same rounds: both ratios in one run. The server's CPU is its
+the decode processes) and measures it in the same rounds: both ratios in one run; `--whole-batches` likewise
+starts `serve --whole-batches` (plain lines in whole batches, as before continuous batching). The server's CPU is its
 process's and its children's (the decode processes) summed.
 
 Torch threads: `--threads` (default 1) for the server child (`serve --threads`) and for the baseline, so the
@@ -251,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--in-process", action="store_true",
                         help="also run `serve --decode-in-process` (decoding on a thread of the HTTP process, as "
                              "before the decode processes) in the same rounds, as server \"ours-in-process\"")
+    parser.add_argument("--whole-batches", action="store_true",
+                        help="also run `serve --whole-batches` (plain lines in whole batches, as before continuous "
+                             "batching) in the same rounds, as server \"ours-whole-batches\"")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON here")
     args = parser.parse_args(argv)
 
@@ -264,8 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     baseline = Offline(args.model, args.threads)
     baseline.batched(sentences[:32])  # warm-up: first-call allocations
     children = {"ours": ServerChild(args.model, args.threads, args.serve_arg)}
-    if args.in_process:
-        children["ours-in-process"] = ServerChild(args.model, args.threads, [*args.serve_arg, "--decode-in-process"])
+    variants = {"ours-in-process": "--decode-in-process", "ours-whole-batches": "--whole-batches"}
+    for name, flag in variants.items():
+        if getattr(args, name.removeprefix("ours-").replace("-", "_")):
+            children[name] = ServerChild(args.model, args.threads, [*args.serve_arg, flag])
     servers = [(name, child.url) for name, child in children.items()] + [tuple(peer.split("=", 1)) for peer in args.peer]
     passes: list[Pass] = []
     rounds: list[dict] = []
@@ -321,8 +327,9 @@ def main(argv: list[str] | None = None) -> int:
             "ratio": round(statistics.median(r[f"{name}_{n}"] / r["offline"] for r in rounds), 3),
             "cpu_ratio": (round(statistics.median(r["offline_cpu_s"] / c for r, c in zip(rounds, cpus[n])), 3)
                           if all(cpus[n]) else None)} for n in counts}
-    if args.in_process:
-        report["server_exit_code_in_process"] = codes["ours-in-process"]
+    for name in children:
+        if name != "ours":
+            report["server_exit_code_" + name.removeprefix("ours-").replace("-", "_")] = codes[name]
     ours = {p.clients: p for p in passes if p.server == "ours"}  # the last round's
     sequential = next(p for p in passes if p.server == "ours" and p.clients == min(counts))
     differ = [i for p in passes if p.server == "ours" and p.clients == top
@@ -332,9 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     report["answers_equal_offline"] = sum(a == b for a, b in zip(ours[top].answers, offline_texts))
     report["answers_unlike_offline"] = [{"source": s, "served": a, "offline": b} for s, a, b in
                                         zip(sentences, ours[top].answers, offline_texts) if a != b][:5]
-    if args.in_process:
-        theirs = {p.clients: p for p in passes if p.server == "ours-in-process"}
-        report["answers_equal_in_process"] = sum(a == b for a, b in zip(ours[top].answers, theirs[top].answers))
+    for name in children:
+        if name != "ours":
+            theirs = {p.clients: p for p in passes if p.server == name}
+            report["answers_equal_" + name.removeprefix("ours-").replace("-", "_")] = sum(
+                a == b for a, b in zip(ours[top].answers, theirs[top].answers))
     for peer, _ in servers[len(children):]:
         theirs = {p.clients: p for p in passes if p.server == peer}
         report[f"ratio_{top}_clients_{peer}_to_ours"] = round(

@@ -74,6 +74,9 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                    help="a decode process's batches hold half the clients at work, so that one half's answers travel "
                         "while the other half decodes (default: every waiting request; halves cost more CPU per "
                         "sentence, see benchmarks/RESULTS.md)")
+    p.add_argument("--whole-batches", action="store_true",
+                   help="decode plain lines in whole batches, as before continuous batching (default: each sentence "
+                        "joins the running search when a row is free and is answered when it ends; for comparison)")
     p.add_argument("--decode-child", metavar="SPEC", help=argparse.SUPPRESS)  # a model's decode process (server/decode_child.py)
     add_running_options(p, "segments (from all clients) decoded")
     for action in p._actions:  # a server batches what many clients send: 32 (the concurrency the issue measures)
@@ -129,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     settings = ServerSettings(host=host, port=args.port, keys=keys, rate_per_minute=args.rate_limit,
                               cors=tuple(args.cors or ("*",)), log_json=args.log_json, limits=limits,
                               file_ttl_s=float(args.file_ttl), batch_size=args.batch_size,
-                              window_s=args.batch_wait / 1000.0, halves=args.half_batches)
+                              window_s=args.batch_wait / 1000.0, halves=args.half_batches,
+                              continuous=not args.whole_batches)
     try:
         return serve(models, settings, sock)
     except ModelLoadError as exc:

@@ -25,6 +25,7 @@ from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.translate_document import BlockResult, DocumentOptions, translate_document
 from nmt_desktop.server.decode_requests import DecodeKey, FileRequest, TextRequest, answers, translate_upload
+from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
 from nmt_desktop.server.plain_text import plain_units, translate_plain
 
 if TYPE_CHECKING:
@@ -67,25 +68,6 @@ class Admission:
 
 
 @dataclass
-class _Job:
-    future: Any  # the request's asyncio.Future; in a decode child (decode_child.py), the parent's job number
-    loop: asyncio.AbstractEventLoop | None  # the future's loop (None in a decode child)
-    size: int  # segments it adds to the queue
-
-
-@dataclass
-class SegmentJob(_Job):
-    blocks: list[Block]
-    key: DecodeKey
-    finish: Callable[[list[BlockResult]], Any]  # run on the decode thread: the answer from the blocks' results
-
-
-@dataclass
-class CallJob(_Job):
-    call: Callable[["Translator"], Any]  # a whole document: run alone on the decode thread
-
-
-@dataclass
 class _Blocks:
     """Blocks of many requests as one Document for translate_document; never saved."""
     blocks: list[Block]
@@ -95,14 +77,13 @@ class _Blocks:
         raise DocumentError("requests are answered, not saved")
 
 
-_STOP = object()
-
 
 class DecodeWorker:
     """The decode thread of one model (module docstring)."""
 
     def __init__(self, translator: "Translator", glossary: "Glossary | None", name: str, batch_size: int = 32,
-                 window_s: float = 0.05, max_queue: int = 1024, halves: bool = False, fast: bool = True):
+                 window_s: float = 0.05, max_queue: int = 1024, halves: bool = False, fast: bool = True,
+                 continuous: bool = True):
         """window_s: the longest a batch waits for the clients expected back. Clients answered together come
         back together, but one by one through the event loop: a fixed few milliseconds from the first arrival
         caught 5 of 32 clients, then 27, then 6, ... So a batch waits (at most window_s) for as many requests
@@ -111,8 +92,16 @@ class DecodeWorker:
         another core while it decodes the other half (`serve --half-batches`; off by default: on the busy
         2-core machine the clients still on their way back are counted nowhere, the estimate and the batches
         shrank, and smaller batches cost more CPU per sentence; benchmarks/RESULTS.md, issue 43).
-        fast: plain lines by plain_text.py's fast path (the same answers; off only to compare)."""
+        fast: plain lines by plain_text.py's fast path (the same answers; off only to compare).
+        continuous: plain greedy lines by continuous batching (continuous_decoding.py: they join the running search
+        as rows free up, and each request is answered when its own sentences end) where the translator allows it
+        (core/decoding/continuous.py: the compiled backend); whole batches as above otherwise, or when False."""
+        from nmt_desktop.core.decoding.continuous import continuous_applies
+        from nmt_desktop.server.continuous_decoding import PLAIN_CONFIG
+
         self.halves, self.fast = halves, fast
+        self.continuous = continuous and fast and continuous_applies(translator, PLAIN_CONFIG)
+        self.language_lock = threading.Lock()  # a multilingual model's target token is set, then sources read
         self.translator, self.glossary = translator, glossary
         self.batch_size, self.window_s, self.max_queue = batch_size, window_s, max_queue
         self._recent: collections.deque[int] = collections.deque(maxlen=2)  # requests in each of the last batches
@@ -127,7 +116,7 @@ class DecodeWorker:
     def waiting(self) -> int:
         return self.admission.waiting
 
-    def _enqueue(self, job: _Job) -> asyncio.Future:
+    def _enqueue(self, job: Job) -> asyncio.Future:
         self.admission.admit(job.size)
         self._queue.put(job)
         return job.future
@@ -153,7 +142,7 @@ class DecodeWorker:
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Finish what is queued, then end the thread."""
-        self._queue.put(_STOP)
+        self._queue.put(STOP)
         self._thread.join(timeout)
 
     # --- the thread ---------------------------------------------------------------------------
@@ -161,12 +150,24 @@ class DecodeWorker:
     def _next(self, timeout: float | None) -> Any:
         if self._held:
             return self._held.popleft()
-        return self._queue.get(timeout=timeout) if timeout is not None else self._queue.get()
+        return self._job(self._queue.get(timeout=timeout) if timeout is not None else self._queue.get())
+
+    def _job(self, item: Any) -> Any:
+        """What the queue held as a job (a decode process queues requests as they came: decode_child.py); None
+        for one already answered."""
+        return item
 
     def _run(self) -> None:
+        if self.continuous:
+            from nmt_desktop.server.continuous_decoding import ContinuousDecoding
+
+            ContinuousDecoding(self).run()
+            return
         while True:
             job = self._next(None)
-            if job is _STOP:
+            if job is None:
+                continue
+            if job is STOP:
                 return
             if isinstance(job, CallJob):
                 self._settle([job], lambda: [job.call(self.translator)])
@@ -179,10 +180,12 @@ class DecodeWorker:
             while size < self.batch_size and len(group) < cap:
                 wait = deadline - time.monotonic() if len(group) < expected else 0.0
                 try:  # wait for the clients expected back (at most window_s), then take only what is queued
-                    more = self._next(wait) if wait > 0 or self._held else self._queue.get_nowait()
+                    more = self._next(wait) if wait > 0 or self._held else self._job(self._queue.get_nowait())
                 except queue.Empty:
                     break
-                if more is _STOP or isinstance(more, CallJob) or more.key != job.key:
+                if more is None:
+                    continue
+                if more is STOP or isinstance(more, CallJob) or more.key != job.key:
                     self._held.append(more)
                     break
                 group.append(more)
@@ -211,7 +214,7 @@ class DecodeWorker:
             return
         outcomes, start = [], 0
         for job in group:
-            outcomes.append(_outcome(lambda job=job, start=start: job.finish(results[start: start + job.size])))
+            outcomes.append(outcome(lambda job=job, start=start: job.finish(results[start: start + job.size])))
             start += job.size
         self._deliver(group, outcomes)
 
@@ -219,6 +222,10 @@ class DecodeWorker:
         """Every block's result: plain lines by the fast path (plain_text.py), the others by the document
         pipeline."""
         self.batches += 1
+        with self.language_lock:
+            return self._decoded(blocks, key)
+
+    def _decoded(self, blocks: list[Block], key: DecodeKey) -> list[BlockResult]:
         if key.target is not None:
             self.translator.target_language = key.target
         cfg = DecodeConfig(beam_size=key.beam_size, nbest=key.nbest, attention=True, alternatives=0)
@@ -231,25 +238,18 @@ class DecodeWorker:
                                     [u for u in plain if u is not None], cfg, self.batch_size))
         return [next(piped) if units is None else next(fast) for units in plain]
 
-    def _settle(self, jobs: list[_Job], compute: Callable[[], list[Any]]) -> None:
+    def _settle(self, jobs: list[Job], compute: Callable[[], list[Any]]) -> None:
         try:
             outcomes = [(True, a) for a in compute()]
         except Exception as exc:  # noqa: BLE001  (handed to the request, which answers 500 in one sentence)
             outcomes = [(False, exc)] * len(jobs)
         self._deliver(jobs, outcomes)
 
-    def _deliver(self, jobs: list[_Job], outcomes: list[tuple[bool, Any]]) -> None:
+    def _deliver(self, jobs: list[Job], outcomes: list[tuple[bool, Any]]) -> None:
         self.admission.release(sum(job.size for job in jobs))
         loop = jobs[0].loop
         assert loop is not None
         loop.call_soon_threadsafe(resolve_all, [(job.future, ok, value) for job, (ok, value) in zip(jobs, outcomes)])
-
-
-def _outcome(fn: Callable[[], Any]) -> tuple[bool, Any]:
-    try:
-        return True, fn()
-    except Exception as exc:  # noqa: BLE001
-        return False, exc
 
 
 def resolve_all(settled: list[tuple[asyncio.Future, bool, Any]]) -> None:

@@ -18,13 +18,15 @@ import json
 import marshal
 import signal
 import threading
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from nmt_desktop.server.batcher import CallJob, DecodeWorker, SegmentJob, _Job
+from nmt_desktop.server.batcher import DecodeWorker
 from nmt_desktop.server.decode_requests import (FileRequest, answers, from_wire, request_segments,
                                                 translate_upload)
 from nmt_desktop.server.errors import ApiError
+from nmt_desktop.server.jobs import CallJob, Job, SegmentJob
 
 
 def failure(exc: BaseException) -> tuple:
@@ -37,6 +39,13 @@ def failure(exc: BaseException) -> tuple:
 def _plain(value: Any) -> Any:
     """A value marshal takes: numpy's float and int subclasses made plain by a JSON round trip."""
     return json.loads(json.dumps(value))
+
+
+@dataclass
+class _Wire:
+    """A request as the server sent it (decode_requests.to_wire), with its job number."""
+    number: int
+    wire: tuple
 
 
 class ChildWorker(DecodeWorker):
@@ -58,23 +67,28 @@ class ChildWorker(DecodeWorker):
             except OSError:  # the server is gone: nothing to answer
                 pass
 
-    def _deliver(self, jobs: list[_Job], outcomes: list[tuple[bool, Any]]) -> None:
+    def _deliver(self, jobs: list[Job], outcomes: list[tuple[bool, Any]]) -> None:
         self.send(("done", [(job.future, ok, value if ok else failure(value)) for job, (ok, value) in zip(jobs, outcomes)]))
 
     def take(self, number: int, wire: tuple) -> None:
-        """A job from the server, queued for the decode thread (made into blocks here, on the reading thread)."""
-        request = from_wire(wire)
+        """A job from the server, queued as it came: the reading thread holds the interpreter lock only to queue
+        it, so that the decode thread, which makes it into blocks (`_job`), is not kept waiting for the lock."""
+        self._queue.put(_Wire(number, wire))
+
+    def _job(self, item: Any) -> Any:
+        """A queued request as a job for the decode thread; None (answered already) for HTML the reader refuses."""
+        if not isinstance(item, _Wire):
+            return item
+        number, request = item.number, from_wire(item.wire)
         if isinstance(request, FileRequest):
-            self._queue.put(CallJob(number, None, 1, lambda t: translate_upload(t, self.glossary, request)))
-            return
+            return CallJob(number, None, 1, lambda t: translate_upload(t, self.glossary, request))
         try:
             segments = request_segments(request)
         except Exception as exc:  # noqa: BLE001  (HTML the reader refuses: 400 in one sentence)
             self.send(("done", [(number, False, failure(exc))]))
-            return
-        self._queue.put(SegmentJob(number, None, sum(len(s.blocks) for s in segments),
-                                   [b for s in segments for b in s.blocks], request.key,
-                                   lambda results: answers(self.translator, request, segments, results)))
+            return None
+        return SegmentJob(number, None, sum(len(s.blocks) for s in segments), [b for s in segments for b in s.blocks],
+                          request.key, lambda results: answers(self.translator, request, segments, results))
 
 
 def load(spec: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
@@ -113,7 +127,7 @@ def main(given: str) -> int:
         conn.send_bytes(marshal.dumps(("failed", f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))))
         return 1
     worker = ChildWorker(conn, translator, glossary, spec["name"], spec["batch_size"], spec["window_s"],
-                         halves=spec["halves"])
+                         halves=spec["halves"], continuous=spec.get("continuous", True))
     worker.send(("ready", described))
     while True:
         try:

@@ -78,8 +78,9 @@ class DecodeProcess:
     several models load at once: the constructor starts the child, `ready()` waits for its model."""
 
     def __init__(self, load: ModelLoad, name: str, batch_size: int = 32, window_s: float = 0.05,
-                 max_queue: int = 1024, halves: bool = False):
+                 max_queue: int = 1024, halves: bool = False, continuous: bool = True):
         self.load, self.name, self.batch_size, self.window_s, self.halves = load, name, batch_size, window_s, halves
+        self.continuous = continuous
         self.admission = Admission(max_queue)
         self._pending: dict[int, tuple[asyncio.Future, asyncio.AbstractEventLoop, int]] = {}
         self._numbers = itertools.count()
@@ -97,7 +98,7 @@ class DecodeProcess:
         mine, theirs = socket.socketpair()
         spec = {"fd": theirs.fileno(), "model": self.load.path, "int8": self.load.int8, "backend": self.load.backend,
                 "threads": self.load.threads, "name": self.name, "batch_size": self.batch_size,
-                "window_s": self.window_s, "halves": self.halves}
+                "window_s": self.window_s, "halves": self.halves, "continuous": self.continuous}
         try:
             proc = subprocess.Popen(cli_command("serve", "--decode-child", json.dumps(spec)),
                                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=2)

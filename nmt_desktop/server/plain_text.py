@@ -51,9 +51,15 @@ def translate_plain(translator: "Translator", blocks: list[Block], units: list[l
     for picked in length_sorted([len(u.source_ids) for u in flat], batch_size):
         for u, translation in zip(picked, translator.translate_units([flat[u] for u in picked], cfg)):
             done[u] = translation
+    return plain_results(blocks, units, done)
+
+
+def plain_results(blocks: list[Block], units: list[list["Unit"]], translations: list) -> list[BlockResult]:
+    """Each plain block's result from its units' translations (all blocks' in one list, in order), joined as
+    translate_document joins them."""
     results, cursor = [], 0
     for block, block_units in zip(blocks, units):
-        sentences = done[cursor: cursor + len(block_units)]
+        sentences = translations[cursor: cursor + len(block_units)]
         cursor += len(block_units)
         text = block.text
         lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]

@@ -44,7 +44,7 @@ def served_models(models: list["Translator | ModelLoad"], settings: ServerSettin
     load at once, each in its own), a decode thread for a Translator loaded here. ModelLoadError in one
     sentence when a model cannot load (the decode processes already started are ended)."""
     processes = [DecodeProcess(m, _stem(m.path), settings.batch_size, settings.window_s, settings.limits.max_queue,
-                               settings.halves) if isinstance(m, ModelLoad) else None for m in models]
+                               settings.halves, settings.continuous) if isinstance(m, ModelLoad) else None for m in models]
     served: list[ServedModel] = []
     try:
         for model, process in zip(models, processes):
@@ -67,7 +67,7 @@ def served_models(models: list["Translator | ModelLoad"], settings: ServerSettin
                 worker = process
             else:
                 worker = DecodeWorker(model, model_glossary(model), name, settings.batch_size, settings.window_s,
-                                      settings.limits.max_queue)
+                                      settings.limits.max_queue, continuous=settings.continuous)
             served.append(ServedModel(name, source, targets, worker, multilingual))
     except BaseException:
         for process in processes:

@@ -54,5 +54,6 @@ class ServerSettings:
     batch_size: int = 32  # segments decoded together by one model's thread
     window_s: float = 0.05  # the longest a batch waits for the clients the last batches served (batcher.py)
     halves: bool = False  # a decode process's batches hold half the clients at work (batcher.DecodeWorker._half)
+    continuous: bool = True  # plain greedy lines join the running search (continuous_decoding.py); False: whole batches
     upload_dir: Path | None = None  # None: a fresh temporary folder, removed at shutdown
     beam_size: int = 1  # the decoding the server uses (alternatives widen the beam for their request)

@@ -1,7 +1,7 @@
-"""The decode thread itself (nmt_desktop/server/batcher.py), in process on the bundled en-de model: requests
-waiting together are decoded in one batch with the answers each gets alone, a request of another decoding
-(alternatives' beam) waits for its own batch, one failing request does not fail the others, and the queue
-refuses what would take it past its bound."""
+"""The decode thread itself (nmt_desktop/server/batcher.py), in process on the bundled en-de model, with whole
+batches and with continuous batching (continuous_decoding.py): requests waiting together are decoded in one
+batch with the answers each gets alone, a request of another decoding (alternatives' beam) waits for its own
+batch, one failing request does not fail the others, and the queue refuses what would take it past its bound."""
 
 from __future__ import annotations
 
@@ -30,15 +30,24 @@ def _texts(results) -> str:
     return "\n".join(r.target for r in results)
 
 
-def test_waiting_requests_share_one_batch_and_get_their_own_answers(translator):
-    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+async def _held(worker: DecodeWorker) -> tuple[threading.Event, asyncio.Future]:
+    """Keep the decode thread busy on a call (so that requests queue up) until the returned event is set; the
+    call's future to await after setting it."""
+    held, release = threading.Event(), threading.Event()
+    blocker = worker.call(lambda _t: (held.set(), release.wait(30)))
+    await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+    return release, blocker
+
+
+@pytest.mark.parametrize("continuous", [False, True], ids=["whole-batches", "continuous"])
+def test_waiting_requests_share_one_batch_and_get_their_own_answers(translator, continuous):
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0, continuous=continuous)
+    assert worker.continuous == continuous  # the bundled model runs on the compiled backend
     try:
         async def run() -> tuple[list[str], list[str], int]:
             alone = [await worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS]
             before = worker.batches
-            held, release = threading.Event(), threading.Event()
-            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))  # the thread busy: requests queue up
-            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            release, blocker = await _held(worker)  # the thread busy: requests queue up
             futures = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS]
             assert worker.waiting == 1 + len(TEXTS)
             release.set()
@@ -51,13 +60,12 @@ def test_waiting_requests_share_one_batch_and_get_their_own_answers(translator):
         worker.stop()
 
 
-def test_another_decoding_waits_for_its_own_batch_and_a_failure_stays_with_its_request(translator):
-    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+@pytest.mark.parametrize("continuous", [False, True], ids=["whole-batches", "continuous"])
+def test_another_decoding_waits_for_its_own_batch_and_a_failure_stays_with_its_request(translator, continuous):
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0, continuous=continuous)
     try:
         async def run():
-            held, release = threading.Event(), threading.Event()
-            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))
-            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            release, blocker = await _held(worker)
             before = worker.batches
             greedy = worker.translate(text_segment(TEXTS[0]).blocks, DecodeKey(), _texts)
             beam = worker.translate(text_segment(TEXTS[1]).blocks, DecodeKey(4, 3), lambda r: len(r[0].sentences[0].nbest))
@@ -70,7 +78,9 @@ def test_another_decoding_waits_for_its_own_batch_and_a_failure_stays_with_its_r
         (greedy, beam, broken, fine), batches = asyncio.run(run())
         assert isinstance(greedy, str) and greedy and beam == 3 and isinstance(broken, ZeroDivisionError)
         assert isinstance(fine, str) and fine
-        assert batches == 3  # greedy | beam | the other two greedy ones together
+        # whole batches: greedy | beam | the other two greedy ones together; continuous: the beam request runs
+        # through the document pipeline, and the three greedy ones join the search together
+        assert batches == (2 if continuous else 3)
     finally:
         worker.stop()
 
@@ -89,14 +99,13 @@ def test_the_queue_refuses_what_would_pass_its_bound(translator):
 
 
 def test_a_batch_waits_for_the_clients_the_last_batch_served_and_a_lone_client_for_none(translator):
-    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=30.0)
+    """Whole batches' policy (continuous batching waits for no one: a sentence joins at the next step)."""
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=30.0, continuous=False)
     try:
         async def run() -> int:
             # a lone client on a fresh thread: no batch served several, so nothing is waited for (not 30 s)
             await asyncio.wait_for(worker.translate(text_segment(TEXTS[0]).blocks, DecodeKey(), _texts), 20)
-            held, release = threading.Event(), threading.Event()
-            blocker = worker.call(lambda _t: (held.set(), release.wait(30)))
-            await asyncio.get_running_loop().run_in_executor(None, held.wait, 30)
+            release, blocker = await _held(worker)
             first = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[:3]]
             release.set()
             await blocker
@@ -108,5 +117,36 @@ def test_a_batch_waits_for_the_clients_the_last_batch_served_and_a_lone_client_f
             await asyncio.wait_for(asyncio.gather(*again), 25)
             return worker.batches - before
         assert asyncio.run(run()) == 1
+    finally:
+        worker.stop()
+
+
+def test_a_broken_step_fails_the_requests_in_the_search_and_the_next_ones_are_answered(translator, monkeypatch):
+    """Continuous batching: when a step raises, every request with a sentence in the search gets the error (once),
+    and a fresh search answers the requests that come after."""
+    from nmt_desktop.core.decoding.continuous import ContinuousGreedy
+
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+    step, calls = ContinuousGreedy.step, []
+
+    def breaks_once(self):
+        calls.append(len(self.rows))
+        if len(calls) == 2:
+            raise RuntimeError("the step broke")
+        return step(self)
+
+    monkeypatch.setattr(ContinuousGreedy, "step", breaks_once)
+    try:
+        async def run():
+            release, blocker = await _held(worker)
+            first = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[:3]]
+            release.set()
+            await blocker
+            failed = await asyncio.gather(*first, return_exceptions=True)
+            after = await worker.translate(text_segment(TEXTS[3]).blocks, DecodeKey(), _texts)
+            return failed, after
+        failed, after = asyncio.run(run())
+        assert [str(f) for f in failed] == ["the step broke"] * 3 and calls[:2] == [3, 3]
+        assert after == "Es regnet." and worker.waiting == 0
     finally:
         worker.stop()

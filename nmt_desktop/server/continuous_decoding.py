@@ -1,0 +1,222 @@
+"""A model's decode thread with continuous batching: each request's sentences join the running search as soon
+as there is a free row, and each request is answered the step its last sentence ends.
+
+With whole batches, 32 clients of one sentence each wait for the batch's longest sentence, come back
+together, and leave the decoder idle while their answers and next requests travel (benchmarks/RESULTS.md,
+issue 43). Here (core/decoding/continuous.py) the batch stays as full as the clients keep it. Between two
+steps the decode thread takes what arrived: a plain greedy request (every line one that plain_text.py's fast
+path takes) has its sentences tokenized, and the sentences of the requests that arrived meanwhile are encoded
+together (a sentence encoded alone costs twice its share of a batch of 8: `_ENCODE_TOGETHER`) and join free
+rows; the thread steps, and answers the requests whose last sentence ended. Other requests (beam search,
+HTML, glossary terms, numbers to keep, files) run between two steps through the document pipeline, as with
+whole batches. Everything runs on the one decode thread: a second thread for the encoding only waited for the
+interpreter lock and slowed the steps (benchmarks/RESULTS.md).
+
+Answers are those of whole batches (the same sentences, the same assembly: plain_text.plain_results; the
+tokens of a batch of their own, to float rounding like any batch's)."""
+
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from nmt_desktop.core.config import DecodeConfig
+from nmt_desktop.core.decoding.continuous import ContinuousGreedy, Prepared
+from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
+from nmt_desktop.server.plain_text import plain_results, plain_units
+
+if TYPE_CHECKING:
+    from nmt_desktop.core.decoding.results import Translation, Unit
+    from nmt_desktop.core.decoding.translator import Translator
+    from nmt_desktop.core.documents.glossary import Glossary
+
+__all__ = ["ContinuousDecoding", "PLAIN_CONFIG"]
+
+PLAIN_CONFIG = DecodeConfig(beam_size=1, nbest=1, attention=True, alternatives=0)  # batcher._results' for greedy
+# Sentences waiting before they are encoded while the search is at least half full (encoding one sentence costs
+# 1.1 ms, each of 4 together 0.6 ms, of 8 0.47 ms on the bundled en-de); a fuller search waits at most
+# _ENCODE_WITHIN steps for them
+_ENCODE_TOGETHER = 4
+_ENCODE_WITHIN = 2
+# Answers held before they are sent, while the search runs: every send wakes the server's side, which took the
+# core from the decode thread for ~2.4 ms a send at 32 clients (benchmarks/RESULTS.md); at most _SEND_WITHIN steps
+_SEND_TOGETHER = 8
+_SEND_WITHIN = 2
+
+
+class Worker(Protocol):
+    """What the decode thread uses of its batcher.DecodeWorker (a protocol: the batcher imports this module)."""
+
+    translator: "Translator"
+    glossary: "Glossary | None"
+    batch_size: int
+    batches: int
+    language_lock: threading.Lock
+    _queue: queue.Queue
+
+    def _job(self, item: Any) -> Any: ...
+    def _settle(self, jobs: list[Job], compute: Callable[[], list[Any]]) -> None: ...
+    def _decode(self, group: list[SegmentJob]) -> None: ...
+    def _deliver(self, jobs: list[Job], outcomes: list[tuple[bool, Any]]) -> None: ...
+
+
+@dataclass
+class _Request:
+    """A plain request in the running search."""
+
+    job: SegmentJob
+    units: list[list["Unit"]]  # per block
+    done: list["Translation | None"]  # per sentence, all blocks' in order
+    left: int
+    failed: bool = False
+
+
+@dataclass
+class _Ready:
+    """Prepared sentences of one request, from its sentence `first` on, waiting for free rows."""
+
+    request: _Request
+    prepared: Prepared
+    first: int
+
+
+class ContinuousDecoding:
+    """One `DecodeWorker`'s decode thread in continuous mode (module docstring)."""
+
+    def __init__(self, worker: Worker):
+        self.worker = worker
+        self.search = ContinuousGreedy(worker.translator, PLAIN_CONFIG, worker.batch_size)
+        self._arrived: list[tuple[SegmentJob, list[list[Unit]]]] = []  # tokenized, not yet encoded
+        self._held_steps = 0  # steps the arrived sentences have waited
+        self._waiting: collections.deque[_Ready] = collections.deque()  # encoded, waiting for free rows
+        self._answered: list[tuple[SegmentJob, tuple[bool, Any]]] = []  # answers not yet sent
+        self._answered_steps = 0  # steps the oldest of them has waited
+
+    def run(self) -> None:
+        stopping = False
+        while True:
+            idle = not (self.search.rows or self._waiting or self._arrived)
+            if stopping and idle:
+                return
+            jobs = self._take(block=idle)
+            while jobs:
+                ran = False
+                for job in jobs:
+                    if job is STOP:
+                        stopping = True
+                    elif (units := self._plain(job)) is not None:
+                        self._arrived.append((job, units))
+                    elif isinstance(job, CallJob):
+                        self.worker._settle([job], lambda job=job: [job.call(self.worker.translator)])
+                        ran = True
+                    else:  # another decoding, or lines the fast path does not take: the document pipeline
+                        self.worker._decode([job])
+                        ran = True
+                jobs = self._take(block=False) if ran else []  # what arrived while a request ran here
+            self._encode(force=stopping)
+            self._join()
+            if self.search.rows:
+                self._step()
+            self._send(force=stopping or not self.search.rows)
+
+    def _take(self, block: bool) -> list[Any]:
+        """The worker's queued jobs (waiting for the first when `block`)."""
+        source, worker = self.worker._queue, self.worker
+        items = [worker._job(source.get())] if block else []
+        while True:
+            try:
+                items.append(worker._job(source.get_nowait()))
+            except queue.Empty:
+                return [item for item in items if item is not None]
+
+    def _plain(self, job: Any) -> list[list["Unit"]] | None:
+        """A greedy request's sentences per block when every block is a plain line; None otherwise."""
+        worker = self.worker
+        if not isinstance(job, SegmentJob) or job.key.beam_size != 1 or job.key.nbest != 1 or not job.blocks:
+            return None
+        terms = worker.glossary.terms if worker.glossary else []
+        with worker.language_lock:
+            if job.key.target is not None:
+                worker.translator.target_language = job.key.target
+            units = [plain_units(worker.translator, block, terms, job.key.keep_spans) for block in job.blocks]
+        return None if any(not u for u in units) else units  # type: ignore[misc]
+
+    def _encode(self, force: bool) -> None:
+        """Encode the arrived sentences together, once there are enough of them, the search is less than half
+        full, or they have waited `_ENCODE_WITHIN` steps."""
+        if not self._arrived:
+            return
+        count = sum(len(u) for _, units in self._arrived for u in units)
+        if not (force or count >= _ENCODE_TOGETHER or len(self.search.rows) * 2 < self.search.capacity
+                or self._held_steps >= _ENCODE_WITHIN):
+            self._held_steps += 1
+            return
+        arrived, self._arrived, self._held_steps = self._arrived, [], 0
+        requests = [_Request(job, units, [None] * sum(map(len, units)), sum(map(len, units))) for job, units in arrived]
+        try:
+            prepared = self.search.prepare([u for r in requests for block in r.units for u in block])
+        except Exception as exc:  # noqa: BLE001  (each request answers 500 in one sentence)
+            self.worker._deliver([r.job for r in requests], [(False, exc)] * len(requests))
+            return
+        for request in requests:
+            mine, prepared = prepared.split(request.left, self.search.n_heads)
+            self._waiting.append(_Ready(request, mine, 0))
+
+    def _join(self) -> None:
+        joined = False
+        while self._waiting and self.search.free:
+            ready = self._waiting[0]
+            if ready.request.failed:
+                self._waiting.popleft()
+                continue
+            count = min(self.search.free, len(ready.prepared.units))
+            part, rest = ready.prepared.split(count, self.search.n_heads)
+            self.search.join(part, [(ready.request, ready.first + j) for j in range(count)])
+            joined = True
+            if rest.units:
+                self._waiting[0] = _Ready(ready.request, rest, ready.first + count)
+            else:
+                self._waiting.popleft()
+        if joined:
+            self.worker.batches += 1  # sentences that entered the search together
+
+    def _step(self) -> None:
+        try:
+            finished = self.search.step()
+        except Exception as exc:  # noqa: BLE001  (every request in the search answers 500 in one sentence)
+            self._fail_running(exc)
+            return
+        complete: list[_Request] = []
+        for (request, index), translation in finished:
+            request.done[index] = translation
+            request.left -= 1
+            if request.left == 0:
+                complete.append(request)
+        self._answered += [(r.job, outcome(lambda r=r: r.job.finish(plain_results(r.job.blocks, r.units, r.done))))
+                           for r in complete]
+
+    def _send(self, force: bool) -> None:
+        """Deliver the answers made, once there are enough of them, the oldest has waited `_SEND_WITHIN` steps, or
+        the search is empty."""
+        if not self._answered:
+            return
+        if not (force or len(self._answered) >= _SEND_TOGETHER or self._answered_steps >= _SEND_WITHIN):
+            self._answered_steps += 1
+            return
+        answered, self._answered, self._answered_steps = self._answered, [], 0
+        self.worker._deliver([job for job, _ in answered], [outcome for _, outcome in answered])
+
+    def _fail_running(self, exc: Exception) -> None:
+        """The search broke: its requests fail (once each), their waiting sentences are dropped, and a fresh
+        search takes the next ones."""
+        failed: list[_Request] = []
+        for tag in [row.tag for row in self.search.rows]:
+            request = tag[0]
+            if not request.failed:
+                request.failed = True
+                failed.append(request)
+        self.search = ContinuousGreedy(self.worker.translator, PLAIN_CONFIG, self.worker.batch_size)
+        self.worker._deliver([r.job for r in failed], [(False, exc)] * len(failed))
