@@ -168,6 +168,8 @@ class ContinuousGreedy:
         self._tokens[:n] = tokens
         self._positions[:n] += 1
         self._compact(keep)
+        if not self.rows and (self._self_k[0].shape[2] > _KEPT or self._keys_t[0].shape[2] > _KEPT):
+            self._self_k, self._self_v, self._keys_t, self._values = [], [], [], []  # a long sentence's, not kept
         return finished
 
     # --- the buffers -----------------------------------------------------------------------------
@@ -179,10 +181,10 @@ class ContinuousGreedy:
         layers = len(self.model.decoder_layers)
         if not self._self_k:
             width, depth = _rounded(sources), _rounded(targets)
-            self._self_k = [torch.zeros(C, H, depth, dh) for _ in range(layers)]
-            self._self_v = [torch.zeros(C, H, depth, dh) for _ in range(layers)]
-            self._keys_t = [torch.zeros(C * H, dh, width) for _ in range(layers)]
-            self._values = [torch.zeros(C * H, width, dh) for _ in range(layers)]
+            self._self_k = [torch.empty(C, H, depth, dh) for _ in range(layers)]  # a row reads only what it wrote
+            self._self_v = [torch.empty(C, H, depth, dh) for _ in range(layers)]
+            self._keys_t = [torch.empty(C * H, dh, width) for _ in range(layers)]  # and its own source's width
+            self._values = [torch.empty(C * H, width, dh) for _ in range(layers)]
             return
         S, T = self._keys_t[0].shape[2], self._self_k[0].shape[2]
         if sources > S:
@@ -220,14 +222,18 @@ class ContinuousGreedy:
                 buffer.index_copy_(0, head_to, buffer.index_select(0, head_frm))
 
 
+_KEPT = 64  # buffers wider than this (source or target positions) are let go when the search empties
+
+
 def _rounded(size: int, step: int = 16) -> int:
     return -(-max(size, 1) // step) * step
 
 
 def _widened(buffer: Tensor, dim: int, size: int) -> Tensor:
-    """`buffer` with dimension `dim` widened to `size`, the new part zeros."""
+    """`buffer` with dimension `dim` widened to `size` (the new part not initialised: no row reads it before
+    writing it)."""
     shape = list(buffer.shape)
     old, shape[dim] = shape[dim], size
-    wider = torch.zeros(shape, dtype=buffer.dtype)
+    wider = torch.empty(shape, dtype=buffer.dtype)
     wider.narrow(dim, 0, old).copy_(buffer)
     return wider

@@ -113,3 +113,21 @@ def test_the_compiled_step_reads_each_rows_own_position_and_source(en_de):
         done.update(search.step())
     _assert_same([done["long"], done["short"]], [en_de.translate_units([u], CFG)[0] for u in units])
     assert torch.equal(torch.tensor(done["short"].target_ids), torch.tensor(en_de.translate_units([units[1]], CFG)[0].target_ids))
+
+
+def test_a_long_sentences_buffers_are_let_go_when_the_search_empties(en_de):
+    search = ContinuousGreedy(en_de, CFG, capacity=4)
+    long_text = " ".join([SENTENCES[4], SENTENCES[9], SENTENCES[11]])
+    [unit] = en_de.units([long_text], whole=True)
+    assert len(unit.source_ids) > 64
+    search.join(search.prepare([unit]), ["long"])
+    while search.rows:
+        search.step()
+    assert search._keys_t == [] and search._self_k == []  # not kept for the short sentences that follow
+    short = en_de.units(SENTENCES[:2])
+    search.join(search.prepare(short), [0, 1])
+    done = {}
+    while search.rows:
+        done.update(search.step())
+    assert search._keys_t[0].shape[2] == 16  # made again for what is live
+    _assert_same([done[0], done[1]], [en_de.translate_units([u], CFG)[0] for u in short])
