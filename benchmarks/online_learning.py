@@ -14,10 +14,13 @@ parent, bit for bit; the tuning counts as decode time there.
 
 Reported per setting: 2nd-half chrF / BLEU against the static model (its output computed once), the Tatoeba dev
 chrF with the adapted weights and the filled memory against the parent without one (the cost), and the time per
-segment: decode (static, adaptive) and learning, apart.
+segment: decode (adaptive; static: the parent, a second copy that never learns, decoding the same segment right
+before, so both share the machine's load; the first runs of RESULTS' grid timed the static pass apart, before) and
+learning, apart. `--cli` checks the goals through `nmt-desktop translate` itself (`cli_check`).
 
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split dev --segments 150 --tatoeba 300 --grid
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --tatoeba 500 --set '{"lr": 1e-4}'
+    nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --segments 0 --tatoeba 500 --cli
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from adaptive import CFG, DATA, REPO, curve, parliament, scores, tatoeba  # noqa: E402
+from adaptive import CFG, DATA, REPO, curve, domain_pairs, scores, tatoeba  # noqa: E402
 from nmt_desktop.core.adaptation.memory_use import MemorySource  # noqa: E402
 from nmt_desktop.core.adaptation.settings import Adaptation  # noqa: E402
 from nmt_desktop.core.decoding.backends.choice import choose_backend  # noqa: E402
@@ -46,12 +50,12 @@ from nmt_desktop.core.decoding.translator import Translator  # noqa: E402
 from nmt_desktop.core.memory import Entry, Pair, TranslationMemory  # noqa: E402
 from nmt_desktop.core.training.metrics import corpus_chrf  # noqa: E402
 
-PAIR = Pair.of("en", "de")
+PAIR = Pair.of("en", "de")  # main() sets the domain's
 
 
 def tatoeba_train(n: int) -> list[tuple[str, str]]:
     """The bundled model's own training data (the first n pairs), replayed so it does not forget."""
-    rows = (DATA / "tatoeba" / "en-de" / "train.tsv").read_text(encoding="utf-8").splitlines()[:n]
+    rows = (DATA / "tatoeba" / str(PAIR) / "train.tsv").read_text(encoding="utf-8").splitlines()[:n]
     return [tuple(r.split("\t")[:2]) for r in rows]  # type: ignore[misc]
 
 
@@ -152,6 +156,7 @@ class Run:
     adaptive: list[str] = field(default_factory=list)
     decode_s: float = 0.0
     learn_s: float = 0.0
+    static_s: float = 0.0  # the parent decoding the same segment right before: the ratio under the same load
 
 
 def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: str) -> str:
@@ -168,10 +173,13 @@ def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: 
 
 
 def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, adaptation: Adaptation,
-             learner: Learner) -> Run:
+             learner: Learner, parent: Translator) -> Run:
     run = Run()
     tr.adaptation = adaptation if learning.knn else None
     for source, reference in pairs:
+        t0 = time.perf_counter()
+        parent.translate(source, CFG)
+        run.static_s += time.perf_counter() - t0
         t0 = time.perf_counter()
         run.adaptive.append(translate(tr, learner, adaptation, source))
         run.decode_s += time.perf_counter() - t0
@@ -196,16 +204,17 @@ def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning:
 
 
 def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], learning: Learning,
-             general: list[tuple[str, str]], plain: list[str]) -> dict:
+             general: list[tuple[str, str]], plain: list[str], parent: Translator) -> dict:
     refs, half = [t for _, t in pairs], len(pairs) // 2
     learner = Learner(tr, learning)
     with tempfile.TemporaryDirectory() as work, TranslationMemory(Path(work) / "memory.sqlite") as memory:
         adaptation = Adaptation(memory, PAIR)
-        run = protocol(tr, pairs, learning, adaptation, learner)
+        run = protocol(tr, pairs, learning, adaptation, learner, parent)
         out = {"setting": asdict(learning), "adaptive_second_half": scores(run.adaptive[half:], refs[half:]),
                "static_second_half": scores(static[half:], refs[half:]),
                "curve_adaptive": curve(run.adaptive, refs), "curve_static": curve(static, refs),
-               "decode_s_per_segment": run.decode_s / len(pairs), "learn_s_per_segment": run.learn_s / len(pairs)}
+               "decode_s_per_segment": run.decode_s / len(pairs), "learn_s_per_segment": run.learn_s / len(pairs),
+               "static_s_per_segment": run.static_s / len(pairs)}
         if general:
             grefs = [t for _, t in general]
             adapted = everyday(tr, learner, adaptation, learning, [s for s, _ in general])
@@ -215,8 +224,8 @@ def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], le
     return out
 
 
-def line(r: dict, static_s: float) -> str:
-    a, s = r["adaptive_second_half"], r["static_second_half"]
+def line(r: dict) -> str:
+    a, s, static_s = r["adaptive_second_half"], r["static_second_half"], r["static_s_per_segment"]
     set_ = {k: v for k, v in r["setting"].items() if v != getattr(Learning(), k)}
     text = (f"{json.dumps(set_)}: 2nd half chrF {a[0]:.2f} vs {s[0]:.2f} ({a[0] - s[0]:+.2f}), BLEU {a[1]:.2f} vs "
             f"{s[1]:.2f} ({a[1] - s[1]:+.2f}); decode {r['decode_s_per_segment']:.3f} s/seg (static {static_s:.3f},"
@@ -248,8 +257,45 @@ GRID = [L(lr=0.0, steps=0, knn=True),  # kNN alone (the current default), throug
         L(lr=1e-4, replay=3, l2sp=1e-2, general=2, knn=False)]
 
 
+def cli(command: list[str], stdin: str) -> tuple[list[str], float]:
+    """`nmt-desktop translate ...` in a child process, as a user runs it: its output lines and wall seconds."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "nmt_desktop", "translate", *command], input=stdin, text=True,
+                          capture_output=True, cwd=REPO, check=True)
+    return proc.stdout.splitlines(), time.perf_counter() - t0
+
+
+def cli_check(args: argparse.Namespace, pairs: list[tuple[str, str]], general: list[tuple[str, str]]) -> None:
+    """The goals through the command line (`translate --memory M --learn`, the defaults of `Adaptation`): 2nd-half
+    chrF over `translate` alone; Tatoeba dev with the filled memory (and what it learned) against without; the
+    time of `translate --memory M` of the domain's sources (the filled memory) against without."""
+    model = ["-m", str(REPO / "models" / str(PAIR)), "--threads", str(args.threads)]
+    refs, half = [t for _, t in pairs], len(pairs) // 2
+    sources = "".join(s + "\n" for s, _ in pairs)
+    with tempfile.TemporaryDirectory() as work:
+        memory = str(Path(work) / "memory.sqlite")
+        static, static_s = cli(model, sources)
+        adaptive, learn_s = cli([*model, "--memory", memory, "--learn"], "".join(f"{s}\t{t}\n" for s, t in pairs))
+        a, b = scores(adaptive[half:], refs[half:]), scores(static[half:], refs[half:])
+        print(f"CLI {args.domain} {args.split} {len(pairs)}: 2nd half chrF {a[0]:.2f} vs {b[0]:.2f} ({a[0] - b[0]:+.2f}), "
+              f"BLEU {a[1]:.2f} vs {b[1]:.2f} ({a[1] - b[1]:+.2f}); --learn {learn_s:.1f} s, translate {static_s:.1f} s",
+              flush=True)
+        if general:
+            text, grefs = "".join(s + "\n" for s, _ in general), [t for _, t in general]
+            plain, plain_s = cli(model, text)
+            filled, filled_s = cli([*model, "--memory", memory], text)
+            p, f = corpus_chrf(plain, [grefs]), corpus_chrf(filled, [grefs])
+            print(f"CLI Tatoeba dev {len(general)}: chrF {f:.2f} with the filled memory vs {p:.2f} ({f - p:+.2f}); "
+                  f"{filled_s:.1f} s vs {plain_s:.1f} s", flush=True)
+        with_memory, with_s = cli([*model, "--memory", memory], sources)
+        again, without_s = cli(model, sources)
+        print(f"CLI decode time of the {len(pairs)} sources, filled memory / none: {with_s:.1f} s / {without_s:.1f} s "
+              f"= x{with_s / without_s:.2f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--domain", default="parliament-en-de", help="a domain of benchmarks/adaptive.py")
     p.add_argument("--split", choices=("dev", "test"), default="dev")
     p.add_argument("--segments", type=int, default=150, help="at most this many segments (0: all)")
     p.add_argument("--tatoeba", type=int, default=300, help="Tatoeba dev sentences for the everyday cost (0: none)")
@@ -259,26 +305,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[], help='a setting as JSON, e.g. \'{"lr": 1e-4}\'')
     p.add_argument("--json", type=Path, help="append the results here (JSON lines)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--cli", action="store_true", help="check the goals through `nmt-desktop translate` (cli_check)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    tr = Translator.load(REPO / "models" / "en-de")
-    pairs = parliament(args.parliament, args.split)
+    global PAIR
+    source, target = args.domain.split("-")[-2:]
+    PAIR = Pair.of(source, target)
+    tr = Translator.load(REPO / "models" / f"{source}-{target}")
+    parent = Translator.load(REPO / "models" / f"{source}-{target}")  # never learns: the static timings
+    pairs = domain_pairs(args.domain, args.split, args)
     pairs = pairs[: args.segments] if args.segments else pairs
     settings = [GRID[i] for i in (args.only if args.only else range(len(GRID)))] if args.grid else []
     settings += [Learning(**json.loads(s)) for s in args.set]
+    general = tatoeba(f"{source}-{target}", args.tatoeba) if args.tatoeba else []
+    if args.cli:
+        cli_check(args, pairs, general)
+        return 0
     t0 = time.perf_counter()
     static = [tr.translate(s, CFG).text for s, _ in pairs]
     static_s = (time.perf_counter() - t0) / len(pairs)
-    general = tatoeba("en-de", args.tatoeba) if args.tatoeba else []
     plain = [t.text for t in tr.translate_batch([s for s, _ in general], CFG)] if general else []
-    print(f"{args.split} {len(pairs)} segments; static decode {static_s:.3f} s/seg", flush=True)
+    print(f"{args.domain} {args.split} {len(pairs)} segments; static decode {static_s:.3f} s/seg", flush=True)
     for learning in settings:
-        result = evaluate(tr, pairs, static, learning, general, plain)
-        print(line(result, static_s), flush=True)
+        result = evaluate(tr, pairs, static, learning, general, plain, parent)
+        print(line(result), flush=True)
         if args.json:
             with args.json.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"split": args.split, "segments": len(pairs), "static_s": static_s, **result}) + "\n")
+                f.write(json.dumps({"domain": args.domain, "split": args.split, "segments": len(pairs), "static_s": static_s, **result}) + "\n")
     return 0
 
 
