@@ -58,10 +58,23 @@ class OnlineLearner:
         self.model, self.ids, self.settings, self.store = model, ids, settings, store
         self.params = dict(model.named_parameters())
         self.parent = {n: p.detach().clone() for n, p in self.params.items()}
-        self.optimizer = torch.optim.Adam(list(self.params.values()), lr=settings.lr)
+        self._optimizer: torch.optim.Adam | None = None  # made at the first update (torch.optim imports slowly)
+        self._moments: dict[nn.Parameter, dict[str, Tensor]] = {}  # Adam's state loaded before it is made
         self.seen = list(earlier)  # the memory's pairs so far: what is replayed
         self.learned = 0  # confirmations learned from (the replay's seed: a resumed run draws the same pairs)
         self._set_aside: dict[str, Tensor] | None = None  # the learned weights while the parent's are used (`use`)
+
+    @property
+    def optimizer(self) -> torch.optim.Adam:
+        if self._optimizer is None:
+            self._optimizer = torch.optim.Adam(list(self.params.values()), lr=self.settings.lr)
+            self._optimizer.state.update(self._moments)
+            self._moments = {}
+        return self._optimizer
+
+    def moments(self) -> dict[nn.Parameter, dict[str, Tensor]]:
+        """Adam's state by parameter (loaded or made), without making the optimizer."""
+        return self._moments if self._optimizer is None else self._optimizer.state  # type: ignore[return-value]
 
     def batch(self, pairs: Sequence[tuple[str, str]]) -> tuple[Tensor, Tensor, Tensor]:
         """Source ids (B, S), decoder input (B, T) and targets (B, T), padded."""
@@ -109,7 +122,7 @@ class OnlineLearner:
         out: dict[str, Tensor] = {}
         for n, p in self.params.items():
             out[f"weight.{n}"] = p.detach().contiguous()
-            moments = self.optimizer.state.get(p, {})
+            moments = self.moments().get(p, {})
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in moments:
                     out[f"{key}.{n}"] = moments[key].contiguous()
@@ -121,7 +134,7 @@ class OnlineLearner:
                 if f"weight.{n}" in tensors:
                     p.copy_(tensors[f"weight.{n}"])
                 if f"exp_avg.{n}" in tensors and f"exp_avg_sq.{n}" in tensors:
-                    self.optimizer.state[p] = {"step": torch.tensor(float(steps)),
+                    self.moments()[p] = {"step": torch.tensor(float(steps)),
                                                "exp_avg": tensors[f"exp_avg.{n}"].to(p.device).clone(),
                                                "exp_avg_sq": tensors[f"exp_avg_sq.{n}"].to(p.device).clone()}
         self.learned = learned
@@ -129,7 +142,7 @@ class OnlineLearner:
     def save(self) -> None:
         """Write the update beside the memory (atomically); nothing when nothing was learned."""
         if self.store is not None and self.learned:
-            steps = max((int(s["step"]) for s in self.optimizer.state.values() if "step" in s), default=0)
+            steps = max((int(s["step"]) for s in self.moments().values() if "step" in s), default=0)
             self.store.save(self.state(), {"learned": str(self.learned), "steps": str(steps)})
 
     def use(self, learned: bool) -> None:
@@ -151,7 +164,7 @@ class OnlineLearner:
         with torch.no_grad():
             for n, p in self.params.items():
                 p.copy_(self.parent[n])
-        self.optimizer.state.clear()
+        self.moments().clear()
         self.seen, self.learned, self._set_aside = [], 0, None
         if self.store is not None:
             self.store.drop()
