@@ -9,6 +9,7 @@ reads (core/decoding/source_language.py) is translated all the same, with a warn
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -76,8 +77,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     m.add_argument("--learn", action="store_true",
                    help="simulated post-editing (needs --memory): each input line is SOURCE<TAB>REFERENCE; it is "
                         "translated with the memory as it stands, printed, then the pair is confirmed into the "
-                        "memory (created when missing) and the model takes a learning step on it (online learning, "
-                        "kept beside FILE per model: later runs with --memory FILE use the learned weights)")
+                        "memory (created when missing)")
+    m.add_argument("--learn-weights", action="store_true",
+                   help="with --learn: the model also takes a learning step on each confirmed pair (online "
+                        "learning, off by default: see the adaptation guide); what it learned is kept beside FILE "
+                        "per model, and later runs with --memory FILE (and the app) use it")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -256,7 +260,8 @@ def _open_memory(args: argparse.Namespace) -> Any:
 
 def _adapt(translator: Any, memory: Any, learn: bool) -> tuple[Any, Any]:
     """Switch the translator's adaptation to `memory` for the model's language pair, with what online learning
-    kept beside the memory for this model loaded (learn: replaying the memory's pairs); (the pair, the learner)."""
+    kept beside the memory for this model loaded (learn: learning on, replaying the memory's pairs); (the pair,
+    the learner or None)."""
     from nmt_desktop.core.adaptation.settings import Adaptation
     from nmt_desktop.core.memory import Pair
 
@@ -271,8 +276,9 @@ def _adapt(translator: Any, memory: Any, learn: bool) -> tuple[Any, Any]:
     from nmt_desktop.core.adaptation.online_learning import OnlineLearner
 
     earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] if learn else []
+    learning = dataclasses.replace(adaptation.learning, enabled=learn)
     try:
-        return pair, OnlineLearner.attach(translator, memory.path, earlier, adaptation.learning)
+        return pair, OnlineLearner.attach(translator, memory.path, earlier, learning)
     except LearnedWeightsError as exc:
         memory.close()
         raise CLIError(str(exc)) from None
@@ -294,8 +300,7 @@ def _confirm(translator: Any, memory: Any, pair: Any, learner: Any, source: str,
 
     source, reference = source.strip(), reference.strip()
     memory.add([Entry(source, reference, pair, origin="confirmed")])
-    if learner is not None:
-        learner.learn([(source, reference)])
+    if learner is not None and learner.learn([(source, reference)]):
         translator.weights_changed()
     translator.remember([MemorySource(int(m.entry.id), m.entry.source, m.entry.target, 1.0)
                          for m in memory.exact(source, pair) if m.entry.target == reference])
@@ -308,9 +313,11 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"cannot write {attention_out}: folder {attention_out.parent} does not exist")
     if args.learn and not args.memory:
         raise UsageError("--learn needs --memory FILE (the memory the confirmed pairs go into)")
+    if args.learn_weights and not args.learn:
+        raise UsageError("--learn-weights needs --learn (the confirmed pairs it learns from)")
     memory = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
-    pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn)
+    pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn_weights)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     method = None
     if args.align:

@@ -25,11 +25,12 @@ __all__ = ["OnlineLearner", "OnlineLearning"]
 
 @dataclass(frozen=True)
 class OnlineLearning:
-    """enabled: learn from confirmed segments (and use what was learned before); lr, steps: Adam's per
+    """enabled: learn from confirmed segments (off by default: the goals of issue 45 are not all met, RESULTS;
+    what was learned before is used whenever its file is beside the memory); lr, steps: Adam's per
     confirmation; replay: earlier memory pairs in each step's batch; l2sp: the pull toward the parent weights;
     smoothing: label smoothing of the token loss."""
 
-    enabled: bool = True
+    enabled: bool = False
     lr: float = 1e-4
     steps: int = 1
     replay: int = 3
@@ -98,11 +99,12 @@ class OnlineLearner:
             loss = loss + self.settings.l2sp * sum(((p - self.parent[n]) ** 2).sum() for n, p in self.params.items())
         return loss
 
-    def learn(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """`steps` Adam steps on confirmed pairs with `replay` earlier ones; the model is left in eval mode."""
+    def learn(self, pairs: Sequence[tuple[str, str]]) -> bool:
+        """`steps` Adam steps on confirmed pairs with `replay` earlier ones; the model is left in eval mode.
+        False when nothing was learned (learning off, or no pair with both sides)."""
         pairs = [(s.strip(), t.strip()) for s, t in pairs if s.strip() and t.strip()]
         if not pairs or not self.settings.enabled:
-            return
+            return False
         rng = random.Random(self.learned)
         batch = [*pairs, *rng.sample(self.seen, min(self.settings.replay, len(self.seen)))]
         self.seen.extend(pairs)
@@ -114,6 +116,7 @@ class OnlineLearner:
                 self.loss(batch).backward()
                 self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        return True
 
     # --- kept with the memory -----------------------------------------------------------------------
 
@@ -140,8 +143,8 @@ class OnlineLearner:
         self.learned = learned
 
     def save(self) -> None:
-        """Write the update beside the memory (atomically); nothing when nothing was learned."""
-        if self.store is not None and self.learned:
+        """Write the update beside the memory (atomically); nothing when learning is off or nothing was learned."""
+        if self.store is not None and self.learned and self.settings.enabled:
             steps = max((int(s["step"]) for s in self.moments().values() if "step" in s), default=0)
             self.store.save(self.state(), {"learned": str(self.learned), "steps": str(steps)})
 
@@ -172,15 +175,20 @@ class OnlineLearner:
     @classmethod
     def attach(cls, translator: Any, memory_path: Path, earlier: Sequence[tuple[str, str]],
                settings: OnlineLearning | None = None) -> "OnlineLearner | None":
-        """A learner for a float `Translator` (None for int8: its quantized layers do not learn), with what the
-        store beside `memory_path` holds for this model loaded into its weights; `earlier`: the memory's pairs."""
+        """A learner for a float `Translator` with what the store beside `memory_path` holds for this model loaded
+        into its weights; `earlier`: the memory's pairs. None for int8 (its quantized layers do not learn) and when
+        learning is off and nothing was learned (no file beside the memory: the model is not even read)."""
         settings = settings or OnlineLearning()
-        if not settings.enabled or getattr(translator, "int8", False):
+        memory_path = Path(memory_path)
+        if getattr(translator, "int8", False) or not (
+                settings.enabled or any(memory_path.parent.glob(f"{memory_path.name}.learned-*.safetensors"))):
+            return None
+        store = LearnedWeights(memory_path, fingerprint(translator.model))
+        if not settings.enabled and not store.path.is_file():
             return None
         cfg = translator.config
         ids = Ids(translator.source_ids, translator._target_ids, translator.batch_ids, cfg.pad_id, cfg.eos_id,
                   cfg.decoder_start_id)
-        store = LearnedWeights(memory_path, fingerprint(translator.model))
         learner = cls(translator.model, ids, settings, store, earlier)
         kept = store.load()
         if kept is not None:

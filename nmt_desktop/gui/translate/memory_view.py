@@ -129,8 +129,6 @@ class MemoryView(QWidget):
         """The model with what online learning kept beside the memory loaded (nothing is read or copied when the
         memory has no learned file beside it); a file that does not read is said in the status line, the parent
         is used."""
-        if not any(self.memory_path.parent.glob(f"{self.memory_path.name}.learned-*.safetensors")):
-            return None
         try:
             return OnlineLearner.attach(translator, self.memory_path, [])
         except LearnedWeightsError as exc:

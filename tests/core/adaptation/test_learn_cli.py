@@ -66,20 +66,18 @@ def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs
     lines = ["red cat runs\trennt katze rot", "blue dog sleeps\tblau hund schlaeft",
              "the small red cat runs\tder kleine rennt katze rot"]
     one, two, bare = tmp_path / "one.sqlite", tmp_path / "two.sqlite", tmp_path / "bare.sqlite"
-    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(one), "--learn",
-                   stdin="\n".join(lines) + "\n").returncode == 0
-    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(two), "--learn",
-                   stdin="\n".join(lines[:2]) + "\n").returncode == 0
+    learning = ("translate", "-m", str(model_dir), "--threads", "1", "--learn", "--learn-weights", "--memory")
+    assert run_cli(*learning, str(one), stdin="\n".join(lines) + "\n").returncode == 0
+    assert run_cli(*learning, str(two), stdin="\n".join(lines[:2]) + "\n").returncode == 0
     kept = sorted(tmp_path.glob("two.sqlite.learned-*.safetensors"))
     assert len(kept) == 1
     shutil.copy(two, bare)  # the same memory, nothing learned beside it
-    later, plain = (run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(m), "--json", "--no-attention",
-                            "the small red cat runs") for m in (two, bare))
+    later, plain = (run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(m), "--json",
+                            "--no-attention", "the small red cat runs") for m in (two, bare))
     assert later.returncode == 0 and plain.returncode == 0, later.stderr + plain.stderr
     scores = [json.loads(p.stdout)["nbest"][0]["token_logprobs"] for p in (later, plain)]
     assert scores[0] != scores[1]
-    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(two), "--learn",
-                   stdin=lines[2] + "\n").returncode == 0
+    assert run_cli(*learning, str(two), stdin=lines[2] + "\n").returncode == 0
     from safetensors.torch import load_file, safe_open
 
     files = [kept[0], tmp_path / kept[0].name.replace("two.", "one.")]
@@ -90,3 +88,12 @@ def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs
         with safe_open(str(f), framework="pt") as opened:
             metadata.append(opened.metadata())
     assert metadata[0] == metadata[1] == {"learned": "3", "steps": "3"}
+
+
+def test_learning_is_off_without_learn_weights(model_dir, tmp_path):
+    proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn",
+                   stdin="red cat runs\trennt katze rot\n")
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["m.sqlite"]  # nothing learned beside the memory
+    proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn-weights", "red")
+    assert proc.returncode != 0 and "--learn-weights needs --learn" in proc.stderr and "Traceback" not in proc.stderr

@@ -18,6 +18,7 @@ from nmt_desktop.core.decoding.translator import Translator
 SOURCE, EDITED = "red cat runs", "rennt katze rot"  # a post-edit the model would never give (it keeps word order)
 EARLIER = [("blue dog sleeps", "blau hund schlaeft"), ("the small green bird", "der kleine gruene vogel")]
 CFG = DecodeConfig()
+ON = OnlineLearning(enabled=True)  # the defaults, learning switched on (it is off by default)
 
 
 def fresh(tiny_trained, backend: str = "auto") -> Translator:
@@ -32,7 +33,7 @@ def weights(tr: Translator) -> dict[str, torch.Tensor]:
 
 def test_a_confirmed_pair_lowers_its_own_loss(tiny_trained, tmp_path):
     tr = fresh(tiny_trained)
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER)
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER, ON)
     with torch.no_grad():
         before = learner.loss([(SOURCE, EDITED)]).item()
     learner.learn([(SOURCE, EDITED)])
@@ -46,7 +47,7 @@ def test_a_confirmed_pair_lowers_its_own_loss(tiny_trained, tmp_path):
 def test_the_next_translation_uses_the_learned_weights(tiny_trained, tmp_path, backend):
     tr = fresh(tiny_trained, backend)
     assert tr.translate(SOURCE, CFG).text != EDITED  # prepares the backend's weights (a snapshot)
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], OnlineLearning(lr=3e-3, steps=10, l2sp=0.0))
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0))
     learner.learn([(SOURCE, EDITED)])
     tr.weights_changed()
     assert tr.translate(SOURCE, CFG).text == EDITED
@@ -57,8 +58,8 @@ def test_nothing_learned_or_learning_off_is_the_parent_bit_for_bit(tiny_trained,
     plain = fresh(tiny_trained).translate_batch(texts, CFG)
     tr = fresh(tiny_trained)
     parent = weights(tr)
-    assert OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER, OnlineLearning(enabled=False)) is None
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER)  # nothing kept beside the memory
+    assert OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER) is None  # off, nothing kept: not even read
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER, ON)  # nothing kept beside the memory
     learner.learn([("  ", EDITED), (SOURCE, "")])  # nothing to learn from
     learner.save()
     assert not list(tmp_path.glob("*.safetensors"))
@@ -71,18 +72,18 @@ def test_the_learned_weights_reload_and_a_resumed_run_goes_on_as_one(tiny_traine
     memory = tmp_path / "memory.sqlite"
     pairs = [EARLIER[0], (SOURCE, EDITED), EARLIER[1]]
     whole = fresh(tiny_trained)
-    one = OnlineLearner.attach(whole, tmp_path / "other.sqlite", [])
+    one = OnlineLearner.attach(whole, tmp_path / "other.sqlite", [], ON)
     for pair in pairs:
         one.learn([pair])
     first = fresh(tiny_trained)
-    learner = OnlineLearner.attach(first, memory, [])
+    learner = OnlineLearner.attach(first, memory, [], ON)
     learner.learn([pairs[0]])
     learner.learn([pairs[1]])
     learner.save()
     kept = list(tmp_path.glob("memory.sqlite.learned-*.safetensors"))
     assert [p.name for p in kept] == [f"memory.sqlite.learned-{fingerprint(fresh(tiny_trained).model)}.safetensors"]
     again = fresh(tiny_trained)
-    resumed = OnlineLearner.attach(again, memory, pairs[:2])  # the memory's pairs, as the CLI passes them
+    resumed = OnlineLearner.attach(again, memory, pairs[:2], ON)  # the memory's pairs, as the CLI passes them
     assert all(torch.equal(p, dict(first.model.named_parameters())[n]) for n, p in again.model.named_parameters())
     resumed.learn([pairs[2]])
     assert all(torch.equal(p, dict(whole.model.named_parameters())[n]) for n, p in again.model.named_parameters())
@@ -91,7 +92,7 @@ def test_the_learned_weights_reload_and_a_resumed_run_goes_on_as_one(tiny_traine
 def test_clear_brings_back_the_parent_and_deletes_the_file(tiny_trained, tmp_path):
     tr = fresh(tiny_trained)
     parent = weights(tr)
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER)
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", EARLIER, ON)
     learner.learn([(SOURCE, EDITED)])
     learner.save()
     assert learner.store.path.is_file()
@@ -99,12 +100,13 @@ def test_clear_brings_back_the_parent_and_deletes_the_file(tiny_trained, tmp_pat
     learner.clear()
     assert not learner.store.path.exists()
     assert all(torch.equal(p, parent[n]) for n, p in tr.model.named_parameters())
-    assert OnlineLearner.attach(fresh(tiny_trained), tmp_path / "memory.sqlite", []).learned == 0
+    assert OnlineLearner.attach(fresh(tiny_trained), tmp_path / "memory.sqlite", []) is None
 
 
 def test_int8_does_not_learn(tiny_trained, tmp_path):
     model, tokenizers = tiny_trained
-    assert OnlineLearner.attach(Translator(copy.deepcopy(model), tokenizers, int8=True), tmp_path / "m.sqlite", []) is None
+    assert OnlineLearner.attach(Translator(copy.deepcopy(model), tokenizers, int8=True), tmp_path / "m.sqlite", [],
+                                ON) is None
 
 
 def test_a_damaged_file_is_one_sentence_naming_it(tiny_trained, tmp_path):

@@ -175,7 +175,7 @@ def test_weights_learned_beside_the_memory_are_used_switched_and_cleared(qtbot, 
     memory = default_memory_path()
     memory.parent.mkdir(parents=True, exist_ok=True)
     learning = Translator.load(model)
-    learner = OnlineLearner.attach(learning, memory, [], OnlineLearning(lr=3e-3, steps=10, l2sp=0.0))
+    learner = OnlineLearner.attach(learning, memory, [], OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0))
     learner.learn([(SOURCE, EDITED)])  # no memory entry: what comes back is the weights' doing, not kNN's
     learner.save()
     window = open_main_window(model)
