@@ -74,6 +74,7 @@ class Learning:
     knn: bool = True
     instance: bool = False  # tune on this sentence's matches before decoding it, then restore (ModernMT)
     matches: int = 4  # instance: how many of the sentence's matches
+    gate: bool = False  # a sentence without a memory match (>= the kNN min score) decodes with the parent weights
     stale_keys: bool = False  # keep the memory's forced states of older weights (each decoded on confirming)
 
 
@@ -129,7 +130,8 @@ class Learner:
     def refresh(self) -> None:
         self.tr.model.eval()
         backend = self.tr.backend = choose_backend(self.tr.model, "auto")
-        _ = backend.compiled if hasattr(type(backend), "compiled") else getattr(backend, "prepared", None)  # prepared now, not in the next decode
+        # prepared now, not in the next decode
+        _ = backend.compiled if hasattr(type(backend), "compiled") else getattr(backend, "prepared", None)
         if not self.learning.stale_keys:
             self.tr._memory_keys = MemoryKeys()
 
@@ -159,8 +161,11 @@ class Run:
     static_s: float = 0.0  # the parent decoding the same segment right before: the ratio under the same load
 
 
-def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: str) -> str:
-    """One sentence as the setting decodes it (instance: tuned on its matches first, restored after)."""
+def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: str, parent: Translator) -> str:
+    """One sentence as the setting decodes it (instance: tuned on its matches first, restored after; gate: the
+    parent's weights when it has no match)."""
+    if learner.learning.gate and not adaptation.lookup(source):
+        return parent.translate(source, CFG).text
     if not learner.learning.instance:
         return tr.translate(source, CFG).text
     found = adaptation.lookup(source)[: learner.learning.matches]
@@ -181,7 +186,7 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, a
         parent.translate(source, CFG)
         run.static_s += time.perf_counter() - t0
         t0 = time.perf_counter()
-        run.adaptive.append(translate(tr, learner, adaptation, source))
+        run.adaptive.append(translate(tr, learner, adaptation, source, parent))
         run.decode_s += time.perf_counter() - t0
         source, reference = source.strip(), reference.strip()
         adaptation.memory.add([Entry(source, reference, PAIR, origin="confirmed")])
@@ -193,12 +198,14 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, a
 
 
 def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning: Learning,
-             sources: list[str]) -> list[str]:
+             sources: list[str], plain: list[str]) -> list[str]:
     tr.adaptation = adaptation if learning.knn else None
     if learning.instance:
-        out = [translate(tr, learner, adaptation, s) for s in sources]
+        out = [translate(tr, learner, adaptation, s, tr) for s in sources]
     else:
         out = [t.text for t in tr.translate_batch(sources, CFG)]
+    if learning.gate:  # the parent's output (`plain`: the same greedy decode) where no match is found
+        out = [o if adaptation.lookup(s) else p for s, o, p in zip(sources, out, plain)]
     tr.adaptation = None
     return out
 
@@ -217,7 +224,7 @@ def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], le
                "static_s_per_segment": run.static_s / len(pairs)}
         if general:
             grefs = [t for _, t in general]
-            adapted = everyday(tr, learner, adaptation, learning, [s for s, _ in general])
+            adapted = everyday(tr, learner, adaptation, learning, [s for s, _ in general], plain)
             out["everyday"] = (corpus_chrf(plain, [grefs]), corpus_chrf(adapted, [grefs]))
     learner.restore()
     tr.adaptation = None
@@ -266,7 +273,7 @@ def cli(command: list[str], stdin: str) -> tuple[list[str], float]:
 
 
 def cli_check(args: argparse.Namespace, pairs: list[tuple[str, str]], general: list[tuple[str, str]]) -> None:
-    """The goals through the command line (`translate --memory M --learn`, the defaults of `Adaptation`): 2nd-half
+    """The goals through the command line (`translate --memory M --learn --learn-weights`, the defaults): 2nd-half
     chrF over `translate` alone; Tatoeba dev with the filled memory (and what it learned) against without; the
     time of `translate --memory M` of the domain's sources (the filled memory) against without."""
     model = ["-m", str(REPO / "models" / str(PAIR)), "--threads", str(args.threads)]
@@ -275,10 +282,12 @@ def cli_check(args: argparse.Namespace, pairs: list[tuple[str, str]], general: l
     with tempfile.TemporaryDirectory() as work:
         memory = str(Path(work) / "memory.sqlite")
         static, static_s = cli(model, sources)
-        adaptive, learn_s = cli([*model, "--memory", memory, "--learn"], "".join(f"{s}\t{t}\n" for s, t in pairs))
+        tsv = "".join(f"{s}\t{t}\n" for s, t in pairs)
+        adaptive, learn_s = cli([*model, "--memory", memory, "--learn", "--learn-weights"], tsv)
         a, b = scores(adaptive[half:], refs[half:]), scores(static[half:], refs[half:])
-        print(f"CLI {args.domain} {args.split} {len(pairs)}: 2nd half chrF {a[0]:.2f} vs {b[0]:.2f} ({a[0] - b[0]:+.2f}), "
-              f"BLEU {a[1]:.2f} vs {b[1]:.2f} ({a[1] - b[1]:+.2f}); --learn {learn_s:.1f} s, translate {static_s:.1f} s",
+        print(f"CLI {args.domain} {args.split} {len(pairs)}: 2nd half chrF {a[0]:.2f} vs {b[0]:.2f} "
+              f"({a[0] - b[0]:+.2f}), BLEU {a[1]:.2f} vs {b[1]:.2f} ({a[1] - b[1]:+.2f}); --learn {learn_s:.1f} s, "
+              f"translate {static_s:.1f} s",
               flush=True)
         if general:
             text, grefs = "".join(s + "\n" for s, _ in general), [t for _, t in general]
@@ -332,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line(result), flush=True)
         if args.json:
             with args.json.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"domain": args.domain, "split": args.split, "segments": len(pairs), "static_s": static_s, **result}) + "\n")
+                f.write(json.dumps({"domain": args.domain, "split": args.split, "segments": len(pairs),
+                                    "static_s": static_s, **result}) + "\n")
     return 0
 
 

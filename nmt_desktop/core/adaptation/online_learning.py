@@ -2,9 +2,10 @@
 is translated by weights that have read every post-edit so far; kept beside the memory (learned_weights.py).
 
 One Adam step (lr 1e-4) on the confirmed pair with `replay` earlier memory pairs in the same batch, plus an
-L2-SP pull toward the parent weights (`l2sp` * sum (w - w0)^2) that keeps everyday text: the setting measured
-best in benchmarks/online_learning.py (RESULTS, "Online learning"). Model-agnostic: it reads the model's
-parameters and turns text into ids through the callables it is given (a `Translator`'s, see `attach`).
+L2-SP pull toward the parent weights (`l2sp` * sum (w - w0)^2) that limits what everyday text loses: the trade-off
+chosen in benchmarks/online_learning.py (RESULTS, "Online learning from each confirmed segment"; off by default,
+as no setting met both of issue 45's goals there). Model-agnostic: it reads the model's parameters and turns text
+into ids through the callables it is given (a `Translator`'s, see `attach`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class OnlineLearning:
     lr: float = 1e-4
     steps: int = 1
     replay: int = 3
-    l2sp: float = 1e-2
+    l2sp: float = 3e-2
     smoothing: float = 0.1
 
 

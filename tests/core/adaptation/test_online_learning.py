@@ -47,7 +47,8 @@ def test_a_confirmed_pair_lowers_its_own_loss(tiny_trained, tmp_path):
 def test_the_next_translation_uses_the_learned_weights(tiny_trained, tmp_path, backend):
     tr = fresh(tiny_trained, backend)
     assert tr.translate(SOURCE, CFG).text != EDITED  # prepares the backend's weights (a snapshot)
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0))
+    strong = OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0)
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], strong)
     learner.learn([(SOURCE, EDITED)])
     tr.weights_changed()
     assert tr.translate(SOURCE, CFG).text == EDITED
