@@ -162,6 +162,24 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
     return results
 
 
+def _gated(translator: Any, learner: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
+           **options: Any) -> list[tuple[Any | None, str | None]]:
+    """`_translate_inputs` with what online learning kept: inputs with a memory match with the learned weights,
+    the others with the parent's, bit for bit (`OnlineLearning.gate`); in input order."""
+    if learner is None:
+        return _translate_inputs(translator, texts, cfg, batch_size, **options)
+    matched = [not learner.settings.gate or bool(translator.adaptation.lookup(t)) for t in texts]
+    results: list[Any] = [None] * len(texts)
+    for learned in (True, False):
+        rows = [i for i, m in enumerate(matched) if m == learned]
+        if rows and learner.use(learned):
+            translator.weights_changed()
+        for i, result in zip(rows, _translate_inputs(translator, [texts[i] for i in rows], cfg, batch_size, **options)
+                             if rows else []):
+            results[i] = result
+    return results
+
+
 def _with_glossary(translator: Any, texts: list[str], cfg: DecodeConfig, options: Any, total: Any) -> list[Any]:
     """Each input's Translation with the glossary's terms forced in and do-not-translate spans kept (its
     text is the one the placeholders were put back into); `total` (a ConstraintReport) adds up what forcing did."""
@@ -364,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
             references = [None] * len(batch)
             if args.learn:
                 batch, references = [p[0] for p in batch], [p[1] for p in batch]
-            results = _translate_inputs(translator, batch, cfg, batch_size, **options)
+            results = _gated(translator, learner, batch, cfg, batch_size, **options)
             for text, reference, (translation, error) in zip(batch, references, results):
                 if reference is None and args.learn:
                     translation, error = None, "--learn needs SOURCE<TAB>REFERENCE, and this line has no tab"

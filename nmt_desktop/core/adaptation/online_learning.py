@@ -29,7 +29,8 @@ class OnlineLearning:
     """enabled: learn from confirmed segments (off by default: the goals of issue 45 are not all met, RESULTS;
     what was learned before is used whenever its file is beside the memory); lr, steps: Adam's per
     confirmation; replay: earlier memory pairs in each step's batch; l2sp: the pull toward the parent weights;
-    smoothing: label smoothing of the token loss."""
+    smoothing: label smoothing of the token loss; gate: a text without a memory match (at the kNN min score)
+    is translated with the parent's weights (`use`), so text unlike the memory loses nothing."""
 
     enabled: bool = False
     lr: float = 1e-4
@@ -37,6 +38,7 @@ class OnlineLearning:
     replay: int = 3
     l2sp: float = 3e-2
     smoothing: float = 0.1
+    gate: bool = True
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class OnlineLearner:
         pairs = [(s.strip(), t.strip()) for s, t in pairs if s.strip() and t.strip()]
         if not pairs or not self.settings.enabled:
             return False
+        self.use(True)
         rng = random.Random(self.learned)
         batch = [*pairs, *rng.sample(self.seen, min(self.settings.replay, len(self.seen)))]
         self.seen.extend(pairs)
@@ -125,7 +128,7 @@ class OnlineLearner:
         """The learned weights (whole, not a difference: they reload bit for bit) and Adam's moments, by name."""
         out: dict[str, Tensor] = {}
         for n, p in self.params.items():
-            out[f"weight.{n}"] = p.detach().contiguous()
+            out[f"weight.{n}"] = (p.detach() if self._set_aside is None else self._set_aside[n]).contiguous()
             moments = self.moments().get(p, {})
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in moments:
@@ -149,10 +152,11 @@ class OnlineLearner:
             steps = max((int(s["step"]) for s in self.moments().values() if "step" in s), default=0)
             self.store.save(self.state(), {"learned": str(self.learned), "steps": str(steps)})
 
-    def use(self, learned: bool) -> None:
-        """Decode with the learned weights (True) or the parent's (False: adaptation switched off), keeping both."""
+    def use(self, learned: bool) -> bool:
+        """Decode with the learned weights (True) or the parent's (False: adaptation switched off, or a text the
+        gate sends to the parent), keeping both; True when the weights changed (the backend must prepare them)."""
         if learned == (self._set_aside is None):
-            return
+            return False
         with torch.no_grad():
             if learned:
                 for n, p in self.params.items():
@@ -162,6 +166,7 @@ class OnlineLearner:
                 self._set_aside = {n: p.detach().clone() for n, p in self.params.items()}
                 for n, p in self.params.items():
                     p.copy_(self.parent[n])
+        return True
 
     def clear(self) -> None:
         """The parent weights back, nothing learned, the kept update deleted."""

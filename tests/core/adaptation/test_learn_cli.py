@@ -58,7 +58,8 @@ def test_a_memory_that_does_not_open_is_one_sentence(model_dir, tmp_path):
 
 def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs(model_dir, tmp_path):
     """Online learning (core/adaptation/online_learning.py): a later `translate --memory` reads the learned
-    weights kept beside the memory (the same memory without them translates otherwise), and --learn over A, B,
+    weights kept beside the memory (the same memory without them translates otherwise; a line with no match in
+    the memory gets the parent's weights, bit for bit), and --learn over A, B,
     then over C, learns what one run over A, B, C learns, bit for bit (on one thread: a float sum split
     over a load-dependent number of threads rounds differently)."""
     import shutil
@@ -77,6 +78,12 @@ def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs
     assert later.returncode == 0 and plain.returncode == 0, later.stderr + plain.stderr
     scores = [json.loads(p.stdout)["nbest"][0]["token_logprobs"] for p in (later, plain)]
     assert scores[0] != scores[1]
+    with TranslationMemory(two, create=False) as tm:  # a line unlike the memory: the gate gives the parent
+        assert tm.search("sun moon water", Pair.of("en", "xx"), min_score=30.0) == []
+    unlike = [run_cli("translate", "-m", str(model_dir), "--threads", "1", *memory, "--json", "--no-attention",
+                      "sun moon water") for memory in (("--memory", str(two)), ())]
+    assert unlike[0].returncode == 0 and unlike[1].returncode == 0
+    assert json.loads(unlike[0].stdout)["nbest"] == json.loads(unlike[1].stdout)["nbest"]  # bit for bit
     assert run_cli(*learning, str(two), stdin=lines[2] + "\n").returncode == 0
     from safetensors.torch import load_file, safe_open
 
