@@ -75,6 +75,8 @@ class Learning:
     instance: bool = False  # tune on this sentence's matches before decoding it, then restore (ModernMT)
     matches: int = 4  # instance: how many of the sentence's matches
     gate: bool = False  # a sentence without a memory match (>= the kNN min score) decodes with the parent weights
+    fresh_everyday: bool = False  # the everyday cost with the memory's states decoded anew (as a later CLI run does)
+    seed: int = 0  # of the replay's draws
     stale_keys: bool = False  # keep the memory's forced states of older weights (each decoded on confirming)
 
 
@@ -97,7 +99,7 @@ class Learner:
         opt = torch.optim.Adam if learning.optimizer == "adam" else torch.optim.SGD
         self.optimizer = opt(self.params, lr=learning.lr)
         self.seen: list[tuple[str, str]] = []
-        self.rng = random.Random(0)
+        self.rng = random.Random(learning.seed)
         self.everyday = tatoeba_train(20000) if learning.general else []
 
     def batch(self, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -200,6 +202,8 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, a
 def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning: Learning,
              sources: list[str], plain: list[str]) -> list[str]:
     tr.adaptation = adaptation if learning.knn else None
+    if learning.fresh_everyday:
+        tr._memory_keys = MemoryKeys()
     if learning.instance:
         out = [translate(tr, learner, adaptation, s, tr) for s in sources]
     else:
