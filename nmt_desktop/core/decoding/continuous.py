@@ -95,7 +95,7 @@ class ContinuousGreedy:
         self._keys_t: list[Tensor] = []  # per layer (C*H, dh, S)
         self._values: list[Tensor] = []  # per layer (C*H, S, dh)
         self._sources = torch.ones(self.capacity, dtype=torch.long)  # (C,) each slot's source length
-        self.joins = 0  # join calls that encoded something (a server counts its batches by them)
+        self.joins = 0  # join calls that started rows
 
     @property
     def free(self) -> int:
@@ -103,8 +103,8 @@ class ContinuousGreedy:
         return self.capacity - len(self.rows)
 
     def prepare(self, units: Sequence[Unit]) -> "Prepared":
-        """Encode `units` together for a later `join`. Touches no batch state, so it may run on another thread
-        while this batch steps (the server encodes arriving sentences beside the decoding)."""
+        """Encode `units` together for a later `join` (touches no batch state: it may run while rows are live,
+        between two steps, as the server's decode thread does with the sentences that arrived)."""
         model = self.model
         with torch.inference_mode():
             src = self.translator.batch_ids([u.source_ids for u in units])  # (b, s)
