@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, DocumentError, TranslatedBlock
 from nmt_desktop.core.documents.translate_document import BlockResult, DocumentOptions, translate_document
-from nmt_desktop.server.decode_requests import DecodeKey, FileRequest, TextRequest, answers, translate_upload
+from nmt_desktop.server.decode_requests import (DecodeKey, FileRequest, TextRequest, answers, decode_config,
+                                                translate_upload)
 from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
 from nmt_desktop.server.plain_text import plain_units, translate_plain
 
@@ -228,7 +228,7 @@ class DecodeWorker:
     def _decoded(self, blocks: list[Block], key: DecodeKey) -> list[BlockResult]:
         if key.target is not None:
             self.translator.target_language = key.target
-        cfg = DecodeConfig(beam_size=key.beam_size, nbest=key.nbest, attention=True, alternatives=0)
+        cfg = decode_config(key)
         terms = self.glossary.terms if self.glossary else []
         plain = [plain_units(self.translator, b, terms, key.keep_spans) if self.fast else None for b in blocks]
         rest = [b for b, units in zip(blocks, plain) if units is None]

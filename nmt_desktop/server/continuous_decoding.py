@@ -23,8 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.continuous import ContinuousGreedy, Prepared
+from nmt_desktop.server.decode_requests import DecodeKey, decode_config
 from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
 from nmt_desktop.server.plain_text import plain_results, plain_units
 
@@ -35,14 +35,15 @@ if TYPE_CHECKING:
 
 __all__ = ["ContinuousDecoding", "PLAIN_CONFIG"]
 
-PLAIN_CONFIG = DecodeConfig(beam_size=1, nbest=1, attention=True, alternatives=0)  # batcher._results' for greedy
+PLAIN_CONFIG = decode_config(DecodeKey())  # greedy, as the whole batches decode it
 # Sentences waiting before they are encoded while the search is at least half full (encoding one sentence costs
 # 1.1 ms, each of 4 together 0.6 ms, of 8 0.47 ms on the bundled en-de); a fuller search waits at most
 # _ENCODE_WITHIN steps for them
 _ENCODE_TOGETHER = 4
 _ENCODE_WITHIN = 2
 # Answers held before they are sent, while the search runs: every send wakes the server's side, which took the
-# core from the decode thread for ~2.4 ms a send at 32 clients (benchmarks/RESULTS.md); at most _SEND_WITHIN steps
+# core from the decode thread (~2.4 ms of wall time a send at 32 clients, timed by hand: benchmarks/RESULTS.md);
+# at most _SEND_WITHIN steps
 _SEND_TOGETHER = 8
 _SEND_WITHIN = 2
 

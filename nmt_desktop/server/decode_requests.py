@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nmt_desktop.server.segments import Segment, html_segment, sentences, text_segment
 
 if TYPE_CHECKING:
+    from nmt_desktop.core.config import DecodeConfig
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.documents.glossary import Glossary
     from nmt_desktop.core.documents.translate_document import BlockResult
@@ -33,6 +34,14 @@ class DecodeKey:
     # URLs, e-mail addresses and emoji behind placeholders (translate_document's automatic do-not-translate);
     # off for alternatives, whose n-best texts hold the placeholders' names, not what they stand for
     keep_spans: bool = True
+
+
+def decode_config(key: DecodeKey) -> "DecodeConfig":
+    """The decoding a key asks for: cross-attention on (HTML's inline markup and the alignment extension read
+    it), no alternatives per token. The one place both batching policies take it from, so their answers agree."""
+    from nmt_desktop.core.config import DecodeConfig
+
+    return DecodeConfig(beam_size=key.beam_size, nbest=key.nbest, attention=True, alternatives=0)
 
 
 @dataclass(frozen=True)
