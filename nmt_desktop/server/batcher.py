@@ -101,7 +101,6 @@ class DecodeWorker:
 
         self.halves, self.fast = halves, fast
         self.continuous = continuous and fast and continuous_applies(translator, PLAIN_CONFIG)
-        self.language_lock = threading.Lock()  # a multilingual model's target token is set, then sources read
         self.translator, self.glossary = translator, glossary
         self.batch_size, self.window_s, self.max_queue = batch_size, window_s, max_queue
         self._recent: collections.deque[int] = collections.deque(maxlen=2)  # requests in each of the last batches
@@ -222,10 +221,6 @@ class DecodeWorker:
         """Every block's result: plain lines by the fast path (plain_text.py), the others by the document
         pipeline."""
         self.batches += 1
-        with self.language_lock:
-            return self._decoded(blocks, key)
-
-    def _decoded(self, blocks: list[Block], key: DecodeKey) -> list[BlockResult]:
         if key.target is not None:
             self.translator.target_language = key.target
         cfg = decode_config(key)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import queue
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -55,7 +54,6 @@ class Worker(Protocol):
     glossary: "Glossary | None"
     batch_size: int
     batches: int
-    language_lock: threading.Lock
     _queue: queue.Queue
 
     def _job(self, item: Any) -> Any: ...
@@ -139,10 +137,9 @@ class ContinuousDecoding:
         if not isinstance(job, SegmentJob) or job.key.beam_size != 1 or job.key.nbest != 1 or not job.blocks:
             return None
         terms = worker.glossary.terms if worker.glossary else []
-        with worker.language_lock:
-            if job.key.target is not None:
-                worker.translator.target_language = job.key.target
-            units = [plain_units(worker.translator, block, terms, job.key.keep_spans) for block in job.blocks]
+        if job.key.target is not None:  # a multilingual model's target token, read with the sources
+            worker.translator.target_language = job.key.target
+        units = [plain_units(worker.translator, block, terms, job.key.keep_spans) for block in job.blocks]
         return None if any(not u for u in units) else units  # type: ignore[misc]
 
     def _encode(self, force: bool) -> None:

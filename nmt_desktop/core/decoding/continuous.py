@@ -95,7 +95,6 @@ class ContinuousGreedy:
         self._keys_t: list[Tensor] = []  # per layer (C*H, dh, S)
         self._values: list[Tensor] = []  # per layer (C*H, S, dh)
         self._sources = torch.ones(self.capacity, dtype=torch.long)  # (C,) each slot's source length
-        self.joins = 0  # join calls that started rows
 
     @property
     def free(self) -> int:
@@ -133,7 +132,6 @@ class ContinuousGreedy:
             self._sources[first: first + b] = torch.tensor(prepared.lengths)
         self.rows.extend(_Row(u, t, limit, n) for u, t, limit, n in
                          zip(prepared.units, tags, prepared.limits, prepared.lengths))
-        self.joins += 1
 
     def step(self) -> list[tuple[Any, Translation]]:
         """One decoding step of every row; the rows that finished, as (tag, Translation), leave the batch."""
