@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import collections
 import queue
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from nmt_desktop.core.decoding.continuous import ContinuousGreedy, Prepared
 from nmt_desktop.server.decode_requests import DecodeKey, decode_config
+from nmt_desktop.server.encoding_thread import Encoded, EncodingThread
 from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
 from nmt_desktop.server.plain_text import plain_results, plain_units
 
@@ -93,12 +95,15 @@ class ContinuousDecoding:
         self._waiting: collections.deque[_Ready] = collections.deque()  # encoded, waiting for free rows
         self._answered: list[tuple[SegmentJob, tuple[bool, Any]]] = []  # answers not yet sent
         self._answered_steps = 0  # steps the oldest of them has waited
+        self._encoding = EncodingThread(lambda units: self.search.prepare(units), worker._queue.put,
+                                        f"encode-{threading.current_thread().name}")
 
     def run(self) -> None:
         stopping = False
         while True:
-            idle = not (self.search.rows or self._waiting or self._arrived)
-            if stopping and idle:
+            idle = not (self.search.rows or self._waiting or self._arrived)  # wait for a request or an encoded group
+            if stopping and idle and not self._encoding.pending:
+                self._encoding.stop()
                 return
             jobs = self._take(block=idle)
             while jobs:
@@ -106,6 +111,8 @@ class ContinuousDecoding:
                 for job in jobs:
                     if job is STOP:
                         stopping = True
+                    elif isinstance(job, Encoded):
+                        self._received(job)
                     elif (units := self._plain(job)) is not None:
                         self._arrived.append((job, units))
                     elif isinstance(job, CallJob):
@@ -154,12 +161,17 @@ class ContinuousDecoding:
             return
         arrived, self._arrived, self._held_steps = self._arrived, [], 0
         requests = [_Request(job, units, [None] * sum(map(len, units)), sum(map(len, units))) for job, units in arrived]
-        try:
-            prepared = self.search.prepare([u for r in requests for block in r.units for u in block])
-        except Exception as exc:  # noqa: BLE001  (each request answers 500 in one sentence)
-            self.worker._deliver([r.job for r in requests], [(False, exc)] * len(requests))
+        self._encoding.submit(requests, [u for r in requests for block in r.units for u in block])
+
+    def _received(self, encoded: Encoded) -> None:
+        """An encoded group back from the encoding thread: its requests wait for free rows (or fail, each with
+        the encoder's error in one sentence)."""
+        self._encoding.received()
+        if encoded.prepared is None:
+            self.worker._deliver([r.job for r in encoded.requests], [(False, encoded.error)] * len(encoded.requests))
             return
-        for request in requests:
+        prepared = encoded.prepared
+        for request in encoded.requests:
             mine, prepared = prepared.split(request.left, self.search.n_heads)
             self._waiting.append(_Ready(request, mine, 0))
 

@@ -121,6 +121,16 @@ def test_a_batch_waits_for_the_clients_the_last_batch_served_and_a_lone_client_f
         worker.stop()
 
 
+async def _three_together_then_one(worker: DecodeWorker) -> tuple[list, str]:
+    """Three requests that queue up together (their outcomes, exceptions included), then a fourth alone."""
+    release, blocker = await _held(worker)
+    first = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[:3]]
+    release.set()
+    await blocker
+    failed = await asyncio.gather(*first, return_exceptions=True)
+    return failed, await worker.translate(text_segment(TEXTS[3]).blocks, DecodeKey(), _texts)
+
+
 def test_a_broken_step_fails_the_requests_in_the_search_and_the_next_ones_are_answered(translator, monkeypatch):
     """Continuous batching: when a step raises, every request with a sentence in the search gets the error (once),
     and a fresh search answers the requests that come after."""
@@ -137,16 +147,32 @@ def test_a_broken_step_fails_the_requests_in_the_search_and_the_next_ones_are_an
 
     monkeypatch.setattr(ContinuousGreedy, "step", breaks_once)
     try:
-        async def run():
-            release, blocker = await _held(worker)
-            first = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in TEXTS[:3]]
-            release.set()
-            await blocker
-            failed = await asyncio.gather(*first, return_exceptions=True)
-            after = await worker.translate(text_segment(TEXTS[3]).blocks, DecodeKey(), _texts)
-            return failed, after
-        failed, after = asyncio.run(run())
+        failed, after = asyncio.run(_three_together_then_one(worker))
         assert [str(f) for f in failed] == ["the step broke"] * 3 and calls[:2] == [3, 3]
         assert after == "Es regnet." and worker.waiting == 0
     finally:
         worker.stop()
+
+
+def test_a_failed_encoding_fails_its_requests_and_the_next_ones_are_answered(translator, monkeypatch):
+    """Continuous batching encodes on a thread of its own (encoding_thread.py): when an encoding raises, the
+    requests of that group get the error (once each) and the decode thread goes on with the next ones."""
+    from nmt_desktop.core.decoding.continuous import ContinuousGreedy
+
+    worker = DecodeWorker(translator, None, "test", batch_size=32, window_s=0.0)
+    prepare, encoded = ContinuousGreedy.prepare, []
+
+    def breaks_first(self, units):
+        encoded.append([u.text for u in units])
+        if len(encoded) == 1:
+            raise RuntimeError("the encoder broke")
+        return prepare(self, units)
+
+    monkeypatch.setattr(ContinuousGreedy, "prepare", breaks_first)
+    try:
+        failed, after = asyncio.run(_three_together_then_one(worker))
+        assert [str(f) for f in failed] == ["the encoder broke"] * 3 and encoded[0] == TEXTS[:3]
+        assert after == "Es regnet." and worker.waiting == 0
+    finally:
+        worker.stop()
+    assert not [t for t in threading.enumerate() if t.name.startswith("encode-")]  # stopped with its decode thread

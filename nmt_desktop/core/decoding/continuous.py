@@ -28,10 +28,10 @@ import torch
 from torch import Tensor
 
 from nmt_desktop.core.config import DecodeConfig
-from nmt_desktop.core.decoding.backends.fused_step import cross_state
+from nmt_desktop.core.decoding.backends.compiled_encoder import encode_sources
 from nmt_desktop.core.decoding.naming import translation_of
 from nmt_desktop.core.decoding.results import Step, Translation, Unit
-from nmt_desktop.core.decoding.search import alternatives, hypothesis_of, masked_ids, max_target_lengths
+from nmt_desktop.core.decoding.search import alternatives, hypothesis_of, masked_ids
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.translator import Translator
@@ -70,7 +70,7 @@ class Prepared:
 class _Row:
     unit: Unit
     tag: Any  # the caller's, handed back with the row's Translation
-    max_len: int  # target tokens at most (max_target_lengths)
+    max_len: int  # target tokens at most (search.max_target_lengths)
     source_len: int  # S of this row's own source
     steps: list[Step] = field(default_factory=list)
 
@@ -85,6 +85,7 @@ class ContinuousGreedy:
         self.model = translator.model
         backend = translator.backend
         self._compiled = backend.compiled  # type: ignore[attr-defined]
+        self._encoder = backend.encoder  # type: ignore[attr-defined]
         self.n_heads = backend.prepared.n_heads  # type: ignore[attr-defined]
         self.head_dim = backend.prepared.head_dim  # type: ignore[attr-defined]
         self.rows: list[_Row] = []
@@ -102,15 +103,16 @@ class ContinuousGreedy:
         return self.capacity - len(self.rows)
 
     def prepare(self, units: Sequence[Unit]) -> "Prepared":
-        """Encode `units` together for a later `join` (touches no batch state: it may run while rows are live,
-        between two steps, as the server's decode thread does with the sentences that arrived)."""
-        model = self.model
+        """Encode `units` together for a later `join`. It touches no batch state and the compiled encoder
+        (backends/compiled_encoder.py: the sentences packed without padding, one call) runs without Python's
+        interpreter lock, so another thread may prepare while this one steps (server/encoding_thread.py)."""
+        positions = self.model.config.max_positions
+        sources = [u.source_ids for u in units]
+        lengths = [len(ids) for ids in sources]
+        limits = [self.cfg.max_length(n, positions) for n in lengths]  # max_target_lengths, no prefix
         with torch.inference_mode():
-            src = self.translator.batch_ids([u.source_ids for u in units])  # (b, s)
-            limits = max_target_lengths(model, src, self.cfg)
-            cross = cross_state(model.start_cache(model.encode(src), 1), self.n_heads)
-        lengths = (src != model.config.pad_id).sum(-1).tolist()  # each source's own length: right padding only
-        return Prepared(list(units), limits, lengths, cross.keys_t, cross.values)
+            encoded = encode_sources(self._encoder, sources)
+        return Prepared(list(units), limits, lengths, encoded.keys_t, encoded.values)
 
     def join(self, prepared: "Prepared", tags: Sequence[Any]) -> None:
         """Start prepared sentences (at most `free`) at the next step; `tags` come back with their Translations."""

@@ -1,6 +1,7 @@
 """The compiled backend: the fused step and the token choice in C++ (native/, built by native_library.py).
 
-The step is `fused_step` in one call (compiled_step.py); picking tokens, beam candidates and the
+The step is `fused_step` in one call (compiled_step.py); continuous batching's encoder is one call too
+(compiled_encoder.py); picking tokens, beam candidates and the
 reorder of the self-attention cache are one call each into native/search_ops.cpp. Available where
 the library is loaded and the model runs on the CPU in float32 or int8 (`compiled_step_applies`).
 """
@@ -11,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from nmt_desktop.core.decoding.backends.compiled_encoder import prepare_compiled_encoder
 from nmt_desktop.core.decoding.backends.compiled_step import prepare_compiled_step, run_compiled_step
 from nmt_desktop.core.decoding.backends.python import FusedState, PythonBackend
 from nmt_desktop.core.model.transformer import Transformer
@@ -26,6 +28,7 @@ class CompiledBackend(PythonBackend):
     def __init__(self, model: Transformer):
         super().__init__(model)
         self._compiled: object | None = None
+        self._encoder: object | None = None
 
     @property
     def compiled(self) -> object:
@@ -33,6 +36,13 @@ class CompiledBackend(PythonBackend):
         if self._compiled is None:
             self._compiled = prepare_compiled_step(self.prepared)
         return self._compiled
+
+    @property
+    def encoder(self) -> object:
+        """The C++ `EncodeSources` over the encoder and the cross K/V projections (compiled_encoder.py), made once."""
+        if self._encoder is None:
+            self._encoder = prepare_compiled_encoder(self.model)
+        return self._encoder
 
     def _run(self, state: FusedState, tokens: Tensor, need_cross: bool, need_self: bool, need_hidden: bool
              ) -> tuple[Tensor, Tensor | None, Tensor | None, Tensor | None]:

@@ -1,6 +1,7 @@
 """Build and load the compiled library of the compiled backend (backends/compiled.py): the decoding step
-(native/decode_step.cpp with one_query.h; run by compiled_step.py) and the search kernels
-(native/search_ops.cpp: token choice and cache reorder).
+(native/decode_step.cpp with one_query.h and prepared_ops.h; run by compiled_step.py), the encoder over packed
+sources (native/encode_sources.cpp; compiled_encoder.py) and the search kernels (native/search_ops.cpp: token
+choice and cache reorder).
 
 The library is compiled against the installed torch with the system's C++ compiler (`g++`, or
 `$CXX`) by `python -m nmt_desktop.core.decoding.backends.native_library`, which `.ci/setup.sh` runs. Its file name
@@ -29,8 +30,8 @@ __all__ = ["build", "library_path", "load", "native_enabled"]
 
 NATIVE = Path(__file__).with_name("native")
 SOURCE = NATIVE / "decode_step.cpp"  # the decoding step; search_ops.cpp adds the searches' kernels
-SOURCES = [SOURCE, NATIVE / "search_ops.cpp"]
-FILES = [*SOURCES, NATIVE / "one_query.h"]  # everything the library is built from: its hash
+SOURCES = [SOURCE, NATIVE / "search_ops.cpp", NATIVE / "encode_sources.cpp"]
+FILES = [*SOURCES, NATIVE / "one_query.h", NATIVE / "prepared_ops.h"]  # everything the library is built from: its hash
 _loaded: bool | None = None
 
 

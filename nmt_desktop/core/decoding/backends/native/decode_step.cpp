@@ -16,6 +16,7 @@
 #include <torch/library.h>
 
 #include "one_query.h"
+#include "prepared_ops.h"
 
 #include <mutex>
 #include <string>
@@ -24,132 +25,32 @@
 using at::Tensor;
 using OptTensor = std::optional<Tensor>;
 using PackedPtr = c10::intrusive_ptr<LinearPackedParamsBase>;
-using Scalars = c10::List<std::optional<at::Scalar>>;
+using prepared::Linear;
+using prepared::Norm;
 
-namespace {
-
-auto& onednn_linear() {
-  static auto op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("mkldnn::_linear_pointwise", "")
-      .typed<Tensor(const Tensor&, const Tensor&, const OptTensor&, c10::string_view, Scalars,
-                    std::optional<c10::string_view>)>();
-  return op;
-}
-
-auto& onednn_reorder() {
-  static auto op = c10::Dispatcher::singleton()
-      .findSchemaOrThrow("mkldnn::_reorder_linear_weight", "")
-      .typed<Tensor(const Tensor&, std::optional<int64_t>)>();
-  return op;
-}
-
-constexpr int64_t kBlockingRows = 16;  // as prepared_linear._BLOCKING_ROWS
-
-// One projection, dispatched as PreparedLinear does (prepared_linear.py decides when oneDNN's blocked
-// layout serves a product; this code only obeys its row counts).
-struct Linear {
-  Tensor weight_t;  // (in, out) float; undefined for int8
-  Tensor bias;      // (out,) or undefined
-  PackedPtr packed;  // fbgemm int8 weights, or null
-  int64_t blocked_from_rows = 0;  // oneDNN's layout from this many rows on one thread
-  int64_t blocked_from_rows_threaded = 0;  // ... and when several threads run
-  Tensor blocked;  // oneDNN layout, made at the first product that uses it
-
-  OptTensor opt_bias() const { return bias.defined() ? OptTensor(bias) : std::nullopt; }
-
-  const Tensor* use_blocked(const Tensor& x, std::mutex& lock) {
-    if (packed) return nullptr;
-    if (x.size(0) < (at::get_num_threads() > 1 ? blocked_from_rows_threaded : blocked_from_rows)) return nullptr;
-    std::lock_guard<std::mutex> guard(lock);  // two searches may share one step
-    if (!blocked.defined()) blocked = onednn_reorder().call(weight_t.t(), kBlockingRows);
-    return &blocked;
-  }
-
-  Tensor operator()(const Tensor& x, std::mutex& lock) {  // x (N, in) -> (N, out)
-    if (packed) return packed->apply_dynamic(x, /*reduce_range=*/true);
-    if (auto* w = use_blocked(x, lock)) return onednn_linear().call(x, *w, opt_bias(), "none", Scalars(), std::nullopt);
-    return bias.defined() ? at::addmm(bias, x, weight_t) : at::mm(x, weight_t);
-  }
-
-  Tensor activated(const Tensor& x, const std::string& activation, std::mutex& lock) {
-    if (auto* w = use_blocked(x, lock)) {
-      if (activation == "relu") return onednn_linear().call(x, *w, opt_bias(), "relu", Scalars(), std::nullopt);
-      if (activation == "silu") return onednn_linear().call(x, *w, opt_bias(), "swish", Scalars(), std::nullopt);
-      return onednn_linear().call(x, *w, opt_bias(), "gelu", Scalars(), c10::string_view("none"));
-    }
-    Tensor h = (*this)(x, lock);
-    if (activation == "relu") return h.relu_();
-    if (activation == "silu") return at::silu_(h);
-    return at::gelu(h);
-  }
-};
-
-struct Norm {
-  Tensor weight, bias;  // (D,) or undefined
-  double eps;
-};
-
-}  // namespace
-
-struct DecodeStep : torch::CustomClassHolder {
+struct DecodeStep : torch::CustomClassHolder, prepared::Weights {
   Tensor embedding;  // (V, D)
   Tensor positions;  // (P, D)
   double embed_scale, query_scale;
   int64_t n_heads;
   bool pre_norm;
   std::string activation;
-  std::vector<Linear> linears;  // per layer: qkv, self_out, cross_q, cross_out, fc1, fc2; then the output
-  std::vector<Norm> norms;  // per layer: self, cross, ffn; then the final norm of pre-norm models
-  std::mutex lock;
+  // linears: per layer qkv, self_out, cross_q, cross_out, fc1, fc2; then the output
+  // norms: per layer self, cross, ffn; then the final norm of pre-norm models
 
   DecodeStep(Tensor embedding, double embed_scale, Tensor positions, int64_t n_heads, bool pre_norm,
              std::string activation, double query_scale)
       : embedding(std::move(embedding)), positions(std::move(positions)), embed_scale(embed_scale),
         query_scale(query_scale), n_heads(n_heads), pre_norm(pre_norm), activation(std::move(activation)) {
-    TORCH_CHECK(this->activation == "relu" || this->activation == "silu" || this->activation == "gelu",
-                "unknown activation ", this->activation);
+    prepared::check_activation(this->activation);
   }
 
-  void add_linear(Tensor weight_t, OptTensor bias, int64_t blocked_from_rows, int64_t blocked_from_rows_threaded) {
-    Linear linear;
-    linear.weight_t = std::move(weight_t);
-    linear.bias = bias.value_or(Tensor());
-    linear.blocked_from_rows = blocked_from_rows;
-    linear.blocked_from_rows_threaded = blocked_from_rows_threaded;
-    linears.push_back(std::move(linear));
-  }
+  static void norm(const Tensor& x, Tensor& out, const Norm& n) { prepared::norm_rows(x, out, n); }
 
-  void add_linear_int8(PackedPtr packed) {
-    Linear linear;
-    linear.packed = std::move(packed);
-    linears.push_back(std::move(linear));
-  }
+  void residual(Tensor& x, const Tensor& y, const Norm& n) const { prepared::residual(x, y, n, pre_norm); }
 
-  void add_norm(OptTensor weight, OptTensor bias, double eps) {
-    norms.push_back({weight.value_or(Tensor()), bias.value_or(Tensor()), eps});
-  }
-
-  // x (B, D) -> layer_norm(x) into out (B, D); out may be x
-  static void norm(const Tensor& x, Tensor& out, const Norm& n) {
-    const int64_t B = x.size(0), D = x.size(1);
-    const float* w = n.weight.defined() ? n.weight.data_ptr<float>() : nullptr;
-    const float* b = n.bias.defined() ? n.bias.data_ptr<float>() : nullptr;
-    for (int64_t r = 0; r < B; ++r)
-      one_query::layer_norm(x.data_ptr<float>() + r * D, out.data_ptr<float>() + r * D, w, b, D,
-                            static_cast<float>(n.eps));
-  }
-
-  // The stream after a sublayer: x += y (B, D), then post-norm models normalise it in place.
-  void residual(Tensor& x, const Tensor& y, const Norm& n) const {
-    x.add_(y);
-    if (!pre_norm) norm(x, x, n);
-  }
-
-  // The sublayer's input: the stream itself (post-norm) or its layer norm in `h` (pre-norm).
   const Tensor& sublayer_input(const Tensor& x, Tensor& h, const Norm& n) const {
-    if (!pre_norm) return x;
-    norm(x, h, n);
-    return h;
+    return prepared::sublayer_input(x, h, n, pre_norm);
   }
 
   // tokens (B,) at position `pos`; per layer the self-attention buffers (B, H, capacity, dh) with
@@ -264,10 +165,8 @@ struct DecodeStep : torch::CustomClassHolder {
 };
 
 TORCH_LIBRARY(nmt_desktop, m) {
-  m.class_<DecodeStep>("DecodeStep")
-      .def(torch::init<Tensor, double, Tensor, int64_t, bool, std::string, double>())
-      .def("add_linear", &DecodeStep::add_linear)
-      .def("add_linear_int8", &DecodeStep::add_linear_int8)
-      .def("add_norm", &DecodeStep::add_norm)
-      .def("run", &DecodeStep::run);
+  auto step = m.class_<DecodeStep>("DecodeStep")
+                  .def(torch::init<Tensor, double, Tensor, int64_t, bool, std::string, double>())
+                  .def("run", &DecodeStep::run);
+  prepared::with_weights(step);
 }
