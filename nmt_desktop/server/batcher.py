@@ -227,11 +227,16 @@ class DecodeWorker:
         terms = self.glossary.terms if self.glossary else []
         plain = [plain_units(self.translator, b, terms, key.keep_spans) if self.fast else None for b in blocks]
         rest = [b for b, units in zip(blocks, plain) if units is None]
-        options = DocumentOptions(glossary=self.glossary, automatic_dnt=key.keep_spans, batch_size=self.batch_size)
+        options = self.document_options(key)
         piped = iter(translate_document(self.translator, _Blocks(rest), cfg, options).blocks if rest else [])
         fast = iter(translate_plain(self.translator, [b for b, u in zip(blocks, plain) if u is not None],
                                     [u for u in plain if u is not None], cfg, self.batch_size))
         return [next(piped) if units is None else next(fast) for units in plain]
+
+    def document_options(self, key: DecodeKey) -> DocumentOptions:
+        """How the document pipeline treats a request's blocks: this model's glossary, URLs, e-mail addresses,
+        numbers and emoji kept (unless the key says not), and batches of the worker's size."""
+        return DocumentOptions(glossary=self.glossary, automatic_dnt=key.keep_spans, batch_size=self.batch_size)
 
     def _settle(self, jobs: list[Job], compute: Callable[[], list[Any]]) -> None:
         try:

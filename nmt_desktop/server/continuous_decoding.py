@@ -4,16 +4,18 @@ as there is a free row, and each request is answered the step its last sentence 
 With whole batches, 32 clients of one sentence each wait for the batch's longest sentence, come back
 together, and leave the decoder idle while their answers and next requests travel (benchmarks/RESULTS.md,
 issue 43). Here (core/decoding/continuous.py) the batch stays as full as the clients keep it. Between two
-steps the decode thread takes what arrived: a plain greedy request (every line one that plain_text.py's fast
-path takes) has its sentences tokenized, and the sentences of the requests that arrived meanwhile are encoded
-together (a sentence encoded alone costs twice its share of a batch of 8: `_ENCODE_TOGETHER`) and join free
-rows; the thread steps, and answers the requests whose last sentence ended. Other requests (beam search,
-HTML, glossary terms, numbers to keep, files) run between two steps through the document pipeline, as with
-whole batches. Everything runs on the one decode thread: a second thread for the encoding only waited for the
-interpreter lock and slowed the steps (benchmarks/RESULTS.md).
+steps the decode thread takes what arrived. A greedy request has its sentences tokenized: a plain line's as
+plain_text.py's fast path does, any other block (a number or URL to keep, a glossary term, HTML's inline markup)
+as the document pipeline prepares it (translate_document.prepare_blocks). The sentences of the requests that
+arrived meanwhile go together (`_ENCODE_TOGETHER`, `_ENCODE_WITHIN`) to the encoding thread
+(encoding_thread.py), which encodes them while this thread steps, and join free rows when they come back; the
+thread steps, and answers the requests whose last sentence ended: plain lines joined, the others finished by
+the pipeline (translate_document.finish_blocks: constraints placed, whose repairs decode here between two steps,
+placeholders restored, formatting moved). Beam search, n-best lists and files run between two steps through the
+document pipeline, as with whole batches.
 
-Answers are those of whole batches (the same sentences, the same assembly: plain_text.plain_results; the
-tokens of a batch of their own, to float rounding like any batch's)."""
+Answers are those of whole batches (the same sentences, the same assembly; the unforced tokens of a batch of
+their own, to float rounding like any batch's)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from nmt_desktop.core.decoding.continuous import ContinuousGreedy, Prepared
+from nmt_desktop.core.documents.translate_document import PreparedBlocks, finish_blocks, prepare_blocks
 from nmt_desktop.server.decode_requests import DecodeKey, decode_config
 from nmt_desktop.server.encoding_thread import Encoded, EncodingThread
 from nmt_desktop.server.jobs import STOP, CallJob, Job, SegmentJob, outcome
@@ -33,13 +36,14 @@ if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Translation, Unit
     from nmt_desktop.core.decoding.translator import Translator
     from nmt_desktop.core.documents.glossary import Glossary
+    from nmt_desktop.core.documents.translate_document import DocumentOptions
 
 __all__ = ["ContinuousDecoding", "PLAIN_CONFIG"]
 
 PLAIN_CONFIG = decode_config(DecodeKey())  # greedy, as the whole batches decode it
-# Sentences waiting before they are encoded while the search is at least half full (encoding one sentence costs
-# 1.1 ms, each of 4 together 0.6 ms, of 8 0.47 ms on the bundled en-de); a fuller search waits at most
-# _ENCODE_WITHIN steps for them
+# Sentences waiting before they are handed to the encoding thread while the search is at least half full (the
+# compiled encoder: one sentence 0.7 ms, each of 4 together 0.35 ms, of 8 0.3 ms on the bundled en-de: the
+# encoding thread shares the machine with this one); a fuller search waits at most _ENCODE_WITHIN steps for them
 _ENCODE_TOGETHER = 4
 _ENCODE_WITHIN = 2
 # Answers held before they are sent, while the search runs: every send wakes the server's side, which took the
@@ -59,6 +63,7 @@ class Worker(Protocol):
     _queue: queue.Queue
 
     def _job(self, item: Any) -> Any: ...
+    def document_options(self, key: DecodeKey) -> "DocumentOptions": ...
     def _settle(self, jobs: list[Job], compute: Callable[[], list[Any]]) -> None: ...
     def _decode(self, group: list[SegmentJob]) -> None: ...
     def _deliver(self, jobs: list[Job], outcomes: list[tuple[bool, Any]]) -> None: ...
@@ -66,12 +71,15 @@ class Worker(Protocol):
 
 @dataclass
 class _Request:
-    """A plain request in the running search."""
+    """A greedy request in the running search: its sentences per block when every block is a plain line
+    (plain_text.py), else the document pipeline's preparation of its blocks (`work`: one list of sentences,
+    whose constraints are placed when the last one ended)."""
 
     job: SegmentJob
-    units: list[list["Unit"]]  # per block
+    units: list[list["Unit"]]  # per block; with `work`, one list: all the blocks' sentences
     done: list["Translation | None"]  # per sentence, all blocks' in order
     left: int
+    work: "PreparedBlocks | None" = None
     failed: bool = False
 
 
@@ -90,7 +98,7 @@ class ContinuousDecoding:
     def __init__(self, worker: Worker):
         self.worker = worker
         self.search = ContinuousGreedy(worker.translator, PLAIN_CONFIG, worker.batch_size)
-        self._arrived: list[tuple[SegmentJob, list[list[Unit]]]] = []  # tokenized, not yet encoded
+        self._arrived: list[_Request] = []  # tokenized, not yet encoded
         self._held_steps = 0  # steps the arrived sentences have waited
         self._waiting: collections.deque[_Ready] = collections.deque()  # encoded, waiting for free rows
         self._answered: list[tuple[SegmentJob, tuple[bool, Any]]] = []  # answers not yet sent
@@ -113,12 +121,12 @@ class ContinuousDecoding:
                         stopping = True
                     elif isinstance(job, Encoded):
                         self._received(job)
-                    elif (units := self._plain(job)) is not None:
-                        self._arrived.append((job, units))
+                    elif self._greedy(job):
+                        self._arrive(job)
                     elif isinstance(job, CallJob):
                         self.worker._settle([job], lambda job=job: [job.call(self.worker.translator)])
                         ran = True
-                    else:  # another decoding, or lines the fast path does not take: the document pipeline
+                    else:  # another decoding (beam search, n-best): the document pipeline
                         self.worker._decode([job])
                         ran = True
                 jobs = self._take(block=False) if ran else []  # what arrived while a request ran here
@@ -138,29 +146,56 @@ class ContinuousDecoding:
             except queue.Empty:
                 return [item for item in items if item is not None]
 
-    def _plain(self, job: Any) -> list[list["Unit"]] | None:
-        """A greedy request's sentences per block when every block is a plain line; None otherwise."""
+    @staticmethod
+    def _greedy(job: Any) -> bool:
+        return isinstance(job, SegmentJob) and job.key.beam_size == 1 and job.key.nbest == 1 and bool(job.blocks)
+
+    def _arrive(self, job: SegmentJob) -> bool:
+        """Tokenize a greedy request's sentences to wait for encoding: per block when every block is a plain line
+        (plain_text.py's fast path), else as the document pipeline prepares the blocks (placeholders, numbers to
+        keep, glossary terms, a styled block's runs). True when it was answered here instead (a failure, or no
+        sentence to translate)."""
         worker = self.worker
-        if not isinstance(job, SegmentJob) or job.key.beam_size != 1 or job.key.nbest != 1 or not job.blocks:
-            return None
-        terms = worker.glossary.terms if worker.glossary else []
         if job.key.target is not None:  # a multilingual model's target token, read with the sources
             worker.translator.target_language = job.key.target
-        units = [plain_units(worker.translator, block, terms, job.key.keep_spans) for block in job.blocks]
-        return None if any(not u for u in units) else units  # type: ignore[misc]
+        terms = worker.glossary.terms if worker.glossary else []
+        try:
+            units = [plain_units(worker.translator, block, terms, job.key.keep_spans) for block in job.blocks]
+            work = None if all(units) else prepare_blocks(worker.translator, job.blocks, worker.document_options(job.key))
+        except Exception as exc:  # noqa: BLE001  (the request answers 500 in one sentence)
+            worker._deliver([job], [(False, exc)])
+            return True
+        request = _Request(job, units, [], 0) if work is None else _Request(job, [work.units], [], 0, work)  # type: ignore[arg-type]
+        request.left = sum(map(len, request.units))
+        request.done = [None] * request.left
+        if not request.left:  # blank or verbatim blocks only
+            worker._deliver([job], [self._answer(request)])
+            return True
+        self._arrived.append(request)
+        return False
+
+    def _answer(self, request: _Request) -> tuple[bool, Any]:
+        """The request's outcome from its sentences' translations: plain lines joined, or the pipeline's blocks
+        finished (constraints placed: their repairs decode here, between two steps)."""
+        job, worker = request.job, self.worker
+        if request.work is None:
+            return outcome(lambda: job.finish(plain_results(job.blocks, request.units, request.done)))
+        if job.key.target is not None:
+            worker.translator.target_language = job.key.target
+        return outcome(lambda: job.finish(finish_blocks(worker.translator, request.work, request.done,  # type: ignore[arg-type]
+                                                        PLAIN_CONFIG, worker.document_options(job.key))))
 
     def _encode(self, force: bool) -> None:
         """Encode the arrived sentences together, once there are enough of them, the search is less than half
         full, or they have waited `_ENCODE_WITHIN` steps."""
         if not self._arrived:
             return
-        count = sum(len(u) for _, units in self._arrived for u in units)
+        count = sum(r.left for r in self._arrived)
         if not (force or count >= _ENCODE_TOGETHER or len(self.search.rows) * 2 < self.search.capacity
                 or self._held_steps >= _ENCODE_WITHIN):
             self._held_steps += 1
             return
-        arrived, self._arrived, self._held_steps = self._arrived, [], 0
-        requests = [_Request(job, units, [None] * sum(map(len, units)), sum(map(len, units))) for job, units in arrived]
+        requests, self._arrived, self._held_steps = self._arrived, [], 0
         self._encoding.submit(requests, [u for r in requests for block in r.units for u in block])
 
     def _received(self, encoded: Encoded) -> None:
@@ -205,8 +240,7 @@ class ContinuousDecoding:
             request.left -= 1
             if request.left == 0:
                 complete.append(request)
-        self._answered += [(r.job, outcome(lambda r=r: r.job.finish(plain_results(r.job.blocks, r.units, r.done))))
-                           for r in complete]
+        self._answered += [(r.job, self._answer(r)) for r in complete]
 
     def _send(self, force: bool) -> None:
         """Deliver the answers made, once there are enough of them, the oldest has waited `_SEND_WITHIN` steps, or

@@ -176,3 +176,37 @@ def test_a_failed_encoding_fails_its_requests_and_the_next_ones_are_answered(tra
     finally:
         worker.stop()
     assert not [t for t in threading.enumerate() if t.name.startswith("encode-")]  # stopped with its decode thread
+
+
+PIPELINE_TEXTS = ["What! This T-shirt is 3,000 yen? This is a rip-off!", "Here's $5.", "I had no more than 200 yen.",
+                  "The cat sleeps on the sofa.", "Write to info@example.org about the cat.", "The dog is small."]
+
+
+def test_lines_the_pipeline_prepares_join_the_search_and_get_the_pipelines_answers(translator, monkeypatch):
+    """Continuous batching: lines with a number or an address to keep, or a glossary term, are decoded in the
+    running search (no document pipeline run of their own) and finished as the pipeline finishes them
+    (translate_document.finish_blocks: the number forced in where the model left it out, the term placed)."""
+    from nmt_desktop.core.documents.glossary import Glossary, Term
+    from nmt_desktop.server import batcher
+
+    glossary = Glossary([Term("cat", "Mieze")])
+    answers = {}
+    for continuous in (False, True):
+        worker = DecodeWorker(translator, glossary, "test", batch_size=32, window_s=0.0, continuous=continuous)
+        piped = []
+        monkeypatch.setattr(batcher, "translate_document", lambda *a, _f=batcher.translate_document, **k:
+                            piped.append(1) or _f(*a, **k))
+        try:
+            async def run():
+                release, blocker = await _held(worker)
+                futures = [worker.translate(text_segment(t).blocks, DecodeKey(), _texts) for t in PIPELINE_TEXTS]
+                release.set()
+                await blocker
+                return list(await asyncio.gather(*futures))
+            answers[continuous] = asyncio.run(run())
+        finally:
+            worker.stop()
+        assert bool(piped) != continuous  # whole batches run the pipeline; the continuous search does not
+    assert answers[True] == answers[False]
+    assert "3,000" in answers[True][0] and "$5" in answers[True][1] and "200" in answers[True][2]
+    assert "Mieze" in answers[True][3] and "info@example.org" in answers[True][4] and "Mieze" in answers[True][4]

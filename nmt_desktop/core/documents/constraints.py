@@ -113,12 +113,11 @@ def translate_constrained(translator: "Translator", units: Sequence["Unit"], con
 
     def repair_waiting() -> None:
         needy = list(waiting)
-        repaired = run_lockstep(translator, [repair_steps(translator, units[u], waiting[u], constraints[u], cfg)
-                                             for u in needy], max(batch_size, 64))
+        repaired = repair_all(translator, [units[u] for u in needy], [waiting[u] for u in needy],
+                              [constraints[u] for u in needy], cfg, batch_size, report)
         waiting.clear()
-        for u, outcome in zip(needy, repaired):
-            outcome.add_to(report)
-            finish(u, outcome.translation)
+        for u, translation in zip(needy, repaired):
+            finish(u, translation)
 
     for picked in length_sorted([len(u.source_ids) for u in units], batch_size):
         if cancelled is not None and cancelled():
@@ -134,6 +133,22 @@ def translate_constrained(translator: "Translator", units: Sequence["Unit"], con
             repair_waiting()
     repair_waiting()
     return done  # type: ignore[return-value]  (None only when cancelled)
+
+
+def repair_all(translator: "Translator", units: Sequence["Unit"], translations: Sequence["Translation"],
+               constraints: Sequence[Sequence[Constraint]], cfg: DecodeConfig, batch_size: int = 16,
+               report: ConstraintReport | None = None) -> list["Translation"]:
+    """Each unit's final translation from its unforced one, its constraints used or placed (`repair_steps`), the
+    repairs of all run together (their decodes batched: decoding/lockstep.py); the outcomes counted in `report`.
+    The server's continuous batching decodes the unforced translations in its running search and calls this when
+    a request's last sentence ended (server/continuous_decoding.py)."""
+    repaired = run_lockstep(translator, [repair_steps(translator, unit, translation, unit_constraints, cfg)
+                                         for unit, translation, unit_constraints in zip(units, translations, constraints)],
+                            max(batch_size, 64))
+    for outcome in repaired:
+        if report is not None:
+            outcome.add_to(report)
+    return [outcome.translation for outcome in repaired]
 
 
 @dataclass

@@ -30,7 +30,7 @@ import numpy as np
 
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.documents.blocks import Block, Document, DocumentError, TranslatedBlock, TranslatedRun, untranslated
-from nmt_desktop.core.documents.constraints import Constraint, ConstraintReport, translate_constrained
+from nmt_desktop.core.documents.constraints import Constraint, ConstraintReport, repair_all, translate_constrained
 from nmt_desktop.core.documents.glossary import Glossary, Term, find_terms
 from nmt_desktop.core.documents.given_translation import (given_block, position_alignment, run_infos,
                                                            source_words)
@@ -197,17 +197,7 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
                                          on_done, cancelled)
     if cancelled is not None and cancelled():
         raise Cancelled()
-    results, cursor = [], 0
-    for b, (block, prep) in enumerate(zip(document.blocks, prepared)):
-        if b in reused:
-            results.append(_memory_block(translator, block, reused[b], options))
-            continue
-        if prep is None:
-            results.append(BlockResult(block.text, block.text, untranslated(block)))
-            continue
-        sentences = translations[cursor: cursor + len(prep.units)]
-        cursor += len(prep.units)
-        results.append(_block_result(translator, block, prep, sentences, options))
+    results = _assembled(translator, document.blocks, prepared, translations, options, reused)
     if hasattr(document, "target_language"):  # OOXML adapters mark translated runs with it (w:lang, a:rPr lang)
         config = getattr(translator, "config", None)
         language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
@@ -216,6 +206,64 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
         document.block_trust = [_trust(translator, result.sentences) for result in results]
     cut = [(block.where, prep.cut) for block, prep in zip(document.blocks, prepared) if prep and prep.cut]
     return DocumentTranslation(document, results, report, len(units), cut, sorted(reused))
+
+
+@dataclass
+class PreparedBlocks:
+    """Blocks made ready for the model as translate_document makes them: their sentences (`units`, block after
+    block) and each sentence's constraints (placeholders, numbers to keep, glossary terms). The server's
+    continuous batching decodes the units in its running search and then calls `finish_blocks`
+    (server/continuous_decoding.py), so that a line with a number needs no decode of its own."""
+
+    blocks: list[Block]
+    prepared: list[_Prepared | None]  # None: nothing to translate (verbatim or blank)
+
+    @property
+    def units(self) -> list["Unit"]:
+        return [u for p in self.prepared if p for u in p.units]
+
+    @property
+    def constraints(self) -> list[list[Constraint]]:
+        return [c for p in self.prepared if p for c in p.constraints]
+
+
+def prepare_blocks(translator: "Translator", blocks: Sequence[Block], options: DocumentOptions) -> PreparedBlocks:
+    """`blocks` made ready for the model (options.reuse is not consulted)."""
+    return PreparedBlocks(list(blocks), [_prepare(translator, block, options) for block in blocks])
+
+
+def finish_blocks(translator: "Translator", work: PreparedBlocks, translations: Sequence["Translation"],
+                  cfg: DecodeConfig, options: DocumentOptions) -> list[BlockResult]:
+    """Each block's result from its sentences' unforced translations (greedy or beam as `cfg`, in `work.units`'
+    order), as translate_document makes it: constraints used or placed (constraints.repair_all, the repairs run
+    together), placeholders restored, formatting moved by alignment."""
+    final, constraints = list(translations), work.constraints
+    needy = [u for u, found in enumerate(constraints) if found]
+    if needy:
+        units = work.units
+        repaired = repair_all(translator, [units[u] for u in needy], [final[u] for u in needy],
+                              [constraints[u] for u in needy], cfg, options.batch_size)
+        for u, translation in zip(needy, repaired):
+            final[u] = translation
+    return _assembled(translator, work.blocks, work.prepared, final, options, {})
+
+
+def _assembled(translator: "Translator", blocks: Sequence[Block], prepared: Sequence[_Prepared | None],
+               translations: Sequence["Translation | None"], options: DocumentOptions,
+               reused: dict[int, str]) -> list[BlockResult]:
+    """Each block's result from its sentences' final translations (all blocks' in one list, in order)."""
+    results, cursor = [], 0
+    for b, (block, prep) in enumerate(zip(blocks, prepared)):
+        if b in reused:
+            results.append(_memory_block(translator, block, reused[b], options))
+            continue
+        if prep is None:
+            results.append(BlockResult(block.text, block.text, untranslated(block)))
+            continue
+        sentences = translations[cursor: cursor + len(prep.units)]
+        cursor += len(prep.units)
+        results.append(_block_result(translator, block, prep, sentences, options))  # type: ignore[arg-type]
+    return results
 
 
 def _reused(blocks: Sequence[Block], options: DocumentOptions) -> dict[int, str]:
