@@ -211,15 +211,19 @@ class ContinuousGreedy:
         self.rows = rows[:end]
         if not holes:
             return
-        H = self.n_heads
+        C, H, dh = self.capacity, self.n_heads, self.head_dim
+        order = torch.arange(end)  # (end,) the slot each live row now reads from
         to, frm = torch.tensor(holes), torch.tensor(movers)  # (m,) slots
-        head_to = (to[:, None] * H + torch.arange(H)).reshape(-1)  # (m*H,) their heads' rows
-        head_frm = (frm[:, None] * H + torch.arange(H)).reshape(-1)
+        order[to] = frm
+        reorder = torch.ops.nmt_desktop.reorder_filled  # in place, only the rows that move (native/search_ops.cpp)
         with torch.inference_mode():
-            for buffer in [*self._self_k, *self._self_v, self._tokens, self._positions, self._sources]:
+            written = int(self._positions.index_select(0, frm).max())  # target positions the movers hold
+            reorder([*self._self_k, *self._self_v], order, written)
+            S = self._keys_t[0].shape[2]
+            reorder([k.view(C, H, dh, S) for k in self._keys_t], order, dh)  # every key of the movers' sources
+            reorder([v.view(C, H, S, dh) for v in self._values], order, S)
+            for buffer in (self._tokens, self._positions, self._sources):
                 buffer.index_copy_(0, to, buffer.index_select(0, frm))
-            for buffer in [*self._keys_t, *self._values]:
-                buffer.index_copy_(0, head_to, buffer.index_select(0, head_frm))
 
 
 _KEPT = 64  # buffers wider than this (source or target positions) are let go when the search empties
