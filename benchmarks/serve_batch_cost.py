@@ -5,13 +5,12 @@ for the same sentences decoded
 * as the server's decoder does with whole batches (`serve --whole-batches`; `DecodeWorker._results`: the
   document pipeline, or the plain-text fast path), in batches of 32, 16 and 8 sentences in arrival order (a
   seeded shuffle): what 32, 16 or 8 closed-loop clients of one sentence each can give it at most;
-* with continuous batching (the server's default, `server/continuous_decoding.py`): 32 closed-loop clients in
-  arrival order, each sending its next sentence the step its last one ended; sentences tokenized as the server
-  does, encoded together by its rule (at least 4, or within 2 steps, or when the search is under half full),
-  each answer's text assembled.
+* with continuous batching (the server's default): the server's own decode thread (`DecodeWorker` running
+  `server/continuous_decoding.py`, its encoding thread beside it) with 32 closed-loop clients on an event loop
+  in this process, in arrival order, each sending its next sentence when its answer came.
 
-So it says how near offline a server can come at a given client count even if its HTTP side cost nothing and
-its decoder never waited. Sentences: serve_load.py's (Tatoeba en-de dev, first 300 unique); 1 torch thread.
+So it says how near offline a server can come at a given client count even if its HTTP side cost nothing.
+CPU seconds of the whole process (continuous batching's two threads together). Sentences: serve_load.py's (Tatoeba en-de dev, first 300 unique); 1 torch thread.
 
     nice -n 0 .venv/bin/python benchmarks/serve_batch_cost.py --rounds 3
 """
@@ -51,51 +50,26 @@ def main(argv: list[str] | None = None) -> int:
     order = sentences[:]
     random.Random(1).shuffle(order)
 
-    def continuous(size: int) -> float:
-        from nmt_desktop.core.decoding.continuous import ContinuousGreedy
-        from nmt_desktop.server import continuous_decoding as rule
-        from nmt_desktop.server.plain_text import plain_results, plain_units
+    def continuous(clients: int) -> float:
+        """The server's own continuous decode thread (and its encoding thread) with `clients` closed-loop clients
+        on an event loop in this process: each sends its next sentence when its answer came."""
+        import asyncio
 
-        translator = offline.translator
+        looped = DecodeWorker(offline.translator, None, "cost", batch_size=32, window_s=0.0, continuous=True)
+        queue = list(order)
+
+        async def client() -> None:
+            while queue:
+                await looped.translate(text_segment(queue.pop(0)).blocks, DecodeKey(), lambda r: r[0].target)
+
+        async def all_clients() -> None:
+            await asyncio.gather(*[client() for _ in range(clients)])
+
         start = time.process_time()
-        search = ContinuousGreedy(translator, rule.PLAIN_CONFIG, size)
-        blocks = [text_segment(s).blocks for s in order]
-        queue, arrived, held, left, done = list(range(size, len(order))), list(range(size)), 0, {}, {}
-        units: dict = {}  # each arrived line's sentences, per block
-        waiting: list = []  # (prepared, tags) encoded, waiting for free rows (a line may hold several sentences)
-        while arrived or waiting or search.rows:
-            for i in arrived:  # (the list grows while it is read: a client answered at once sends its next)
-                if i in units:  # tokenized when it arrived
-                    continue
-                units[i] = [plain_units(translator, b, [], True) for b in blocks[i]]
-                if any(u is None for u in units[i]):  # as the server: the document pipeline between two steps
-                    worker._results(blocks[i], DecodeKey())
-                    if queue:
-                        arrived.append(queue.pop(0))
-            arrived = [i for i in arrived if all(u is not None for u in units[i])]
-            if arrived and (len(arrived) >= rule._ENCODE_TOGETHER or len(search.rows) * 2 < size
-                            or held >= rule._ENCODE_WITHIN):
-                tags = [(i, j) for i in arrived for j in range(sum(map(len, units[i])))]
-                waiting.append((search.prepare([u for i in arrived for block in units[i] for u in block]), tags))
-                left.update({i: (units[i], sum(map(len, units[i]))) for i in arrived})
-                arrived, held = [], 0
-            elif arrived:
-                held += 1
-            while waiting and search.free:
-                prepared, tags = waiting[0]
-                part, rest = prepared.split(min(search.free, len(prepared.units)), search.n_heads)
-                search.join(part, tags[: len(part.units)])
-                waiting[0] = (rest, tags[len(part.units):])
-                if not rest.units:
-                    waiting.pop(0)
-            for (i, j), translation in search.step():
-                done.setdefault(i, {})[j] = translation
-                units_i, count = left[i]
-                if len(done[i]) == count:
-                    plain_results(blocks[i], units_i, [done[i][k] for k in range(count)])
-                    if queue:
-                        arrived.append(queue.pop(0))
-        return time.process_time() - start
+        asyncio.run(all_clients())
+        used = time.process_time() - start
+        looped.stop()
+        return used
 
     def served(size: int, fast: bool) -> float:
         worker.fast = fast
