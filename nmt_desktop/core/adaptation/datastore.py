@@ -1,5 +1,6 @@
 """The datastore of one search: the memory matches' decoder states (keys) and the tokens that followed them
-(values), for each sentence of the batch, flattened into one table so that a step's lookup is one product.
+(values), one block per sentence of the batch, so that a step compares each row only with its own sentence's
+keys (the cost grows with the batch, not with its square).
 
 A key is the decoder's final hidden state (what the output projection reads) at one target position of a
 memory match, force-decoded on the match's own source; its value is the match's target token at that
@@ -32,39 +33,48 @@ class MatchStates:
 
 @dataclass
 class Datastore:
-    """Every key of a search, with the sentence it belongs to and the match it came from."""
+    """Every key of a search in per-sentence blocks padded to the longest (K keys): a padded slot has an infinite
+    norm, so it is never nearer than a real key and its softmax weight is 0."""
 
-    keys: Tensor  # (N, D) float32
-    norms: Tensor  # (N,) squared L2 norm of each key
-    values: Tensor  # (N,) long: the token that followed
-    sentence: Tensor  # (N,) long: the batch index of the sentence whose match gave the key
-    match: Tensor  # (N,) long: index into `sources`
+    keys_t: Tensor  # (B, D, K) float32: each sentence's keys, transposed (each step multiplies by them)
+    norms: Tensor  # (B, K) squared L2 norm of each key; inf on padding
+    values: Tensor  # (B, K) long: the token that followed (0 on padding)
+    match: Tensor  # (B, K) long: index into `sources` (0 on padding)
+    counts: Tensor  # (B,) long: each sentence's number of keys
     sources: tuple[MemorySource, ...]  # one per match
-    sentences: int  # B, the search's batch size
 
     @property
-    def keys_t(self) -> Tensor:
-        """(D, N): the keys transposed, made once (each step multiplies by it)."""
-        if self._keys_t is None:
-            self._keys_t = self.keys.t().contiguous()
-        return self._keys_t
-
-    def __post_init__(self) -> None:
-        self._keys_t: Tensor | None = None
+    def sentences(self) -> int:
+        """B, the search's batch size."""
+        return self.keys_t.shape[0]
 
     @classmethod
     def of(cls, matches: Sequence[MatchStates], sentences: int) -> "Datastore | None":
-        """The table of these matches (None when there is no key: the search then runs the plain model)."""
+        """The blocks of these matches (None when there is no key: the search then runs the plain model)."""
         matches = [m for m in matches if len(m.values)]
         if not matches:
             return None
-        keys = torch.cat([m.keys.float() for m in matches])  # (N, D)
-        values = torch.tensor([v for m in matches for v in m.values], dtype=torch.long)
-        sentence = torch.tensor([m.sentence for m in matches for _ in m.values], dtype=torch.long)
-        match = torch.tensor([i for i, m in enumerate(matches) for _ in m.values], dtype=torch.long)
-        return cls(keys, (keys * keys).sum(-1), values.to(keys.device), sentence.to(keys.device),
-                   match.to(keys.device), tuple(m.source for m in matches), sentences)
+        device, dim = matches[0].keys.device, matches[0].keys.shape[1]
+        counts = [0] * sentences
+        for m in matches:
+            counts[m.sentence] += len(m.values)
+        width = max(counts)
+        keys_t = torch.zeros(sentences, dim, width, device=device)  # (B, D, K)
+        norms = torch.full((sentences, width), float("inf"), device=device)  # (B, K)
+        values = torch.zeros(sentences, width, dtype=torch.long)  # (B, K)
+        match = torch.zeros(sentences, width, dtype=torch.long)  # (B, K)
+        filled = [0] * sentences
+        for i, m in enumerate(matches):
+            b, start, n = m.sentence, filled[m.sentence], len(m.values)
+            keys = m.keys.float()  # (T, D)
+            keys_t[b, :, start: start + n] = keys.t()
+            norms[b, start: start + n] = (keys * keys).sum(-1)
+            values[b, start: start + n] = torch.tensor(list(m.values), dtype=torch.long)
+            match[b, start: start + n] = i
+            filled[b] += n
+        return cls(keys_t, norms, values.to(device), match.to(device), torch.tensor(counts, device=device),
+                   tuple(m.source for m in matches))
 
     def has_keys(self) -> Tensor:
         """(B,) bool: which sentences have keys at all."""
-        return torch.bincount(self.sentence, minlength=self.sentences) > 0
+        return self.counts > 0

@@ -80,22 +80,42 @@ class KnnMixture:
             self._rows = torch.arange(n)
         return self._rows
 
+    def _distances(self, h: Tensor, hh: Tensor, sentences: Tensor | None) -> Tensor:
+        """Squared L2 distances of states h (M, D) (squared norms hh (M,)) of rows of `sentences` (M,) (None: the
+        store's one sentence) to their own sentence's keys: (M, K), inf on padding. The rows are laid out as (B, r, D), r the most rows of one
+        sentence, so one batched product per sentence block replaces an (M, B*K) product whose other-sentence
+        columns were masked out."""
+        store = self.store
+        if sentences is None:  # one block, every row in it
+            return torch.baddbmm(store.norms[:, None, :] + hh[None, :, None], h[None], store.keys_t,
+                                 alpha=-2.0)[0].clamp_min_(0.0)
+        counts = torch.bincount(sentences, minlength=store.sentences)  # (B,) rows per sentence
+        order = torch.argsort(sentences, stable=True)  # (M,)
+        slot = torch.empty_like(sentences)  # (M,) each row's place among its sentence's rows
+        slot[order] = self._all_rows(len(order)) - (counts.cumsum(0) - counts).index_select(0, sentences[order])
+        rows = int(counts.max())
+        laid = h.new_zeros(store.sentences, rows, h.shape[1])  # (B, r, D)
+        laid[sentences, slot] = h
+        norms = h.new_zeros(store.sentences, rows)  # (B, r)
+        norms[sentences, slot] = hh
+        d = torch.baddbmm(store.norms[:, None, :] + norms[:, :, None], laid, store.keys_t, alpha=-2.0)  # (B, r, K)
+        return d[sentences, slot].clamp_min_(0.0)  # (M, K)
+
     def mix(self, logits: Tensor, hidden: Tensor, sentences: Tensor) -> Mixed:
         """logits (R, V) and hidden states (R, D) of the rows of sentences (R,) (batch indices) -> `Mixed`."""
         store = self.store
         if store.sentences == 1:  # one sentence (a stream, the CLI's lines): every row has every key
             adapted = self._all_rows(logits.shape[0])
             h = hidden.float()  # (M, D)
+            own = None
         else:
             adapted = self._has_keys.index_select(0, sentences).nonzero().squeeze(1)  # (M,)
             if adapted.numel() == 0:
                 return Mixed(logits)
             h = hidden.index_select(0, adapted).float()  # (M, D)
+            own = sentences.index_select(0, adapted)  # (M,)
         hh = torch.linalg.vecdot(h, h)  # (M,)
-        d = torch.addmm(store.norms[None, :] + hh[:, None], h, store.keys_t, alpha=-2.0)
-        d.clamp_min_(0.0)  # (M, N)
-        if store.sentences > 1:  # another sentence's keys are never neighbours
-            d.masked_fill_(store.sentence[None, :] != sentences.index_select(0, adapted)[:, None], float("inf"))
+        d = self._distances(h, hh, own)  # (M, K)
         dist, nearest = torch.topk(d, min(self.k, d.shape[1]), dim=-1, largest=False)  # (M, k) each
         near = EXACT * hh[:, None]  # (M, 1)
         exact = dist[:, 0] <= near[:, 0]  # (M,) the state of a confirmed segment's own source and prefix
@@ -106,11 +126,16 @@ class KnnMixture:
         lam = lam.masked_fill(exact, 1.0)
         if not bool(lam.any()):  # every row far from the memory: the model's logits, nothing more computed
             return Mixed(logits)
-        knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a key of another sentence: 0
+        knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a padded slot (d = inf): 0
         if bool(exact.any()):  # a repeat follows the memory: only its exact neighbours vote
             same = (dist <= near).float()  # (M, k)
             knn_w = torch.where(exact[:, None], same / same.sum(-1, keepdim=True).clamp_min(1.0), knn_w)
-        values = store.values[nearest]  # (M, k)
+        if own is None:
+            values, matched = store.values[0][nearest], store.match[0][nearest]  # (M, k) each
+        else:
+            values, matched = store.values[own[:, None], nearest], store.match[own[:, None], nearest]  # (M, k) each
+        if bool(torch.isinf(dist[:, -1]).any()):  # a padded slot votes (weight 0) for the row's nearest token,
+            values = torch.where(torch.isinf(dist), values[:, :1], values)  # so no other token is rewritten
         # p_kNN is zero but at the k neighbours' tokens: (1 - λ) p_model everywhere (in log space), then those
         # k tokens rewritten, so only two operations span the vocabulary
         model_rows = logits.index_select(0, adapted).float() if len(adapted) != logits.shape[0] else logits.float()
@@ -132,6 +157,6 @@ class KnnMixture:
             used = keep.nonzero().squeeze(1).tolist()
             out = logits.float().clone()
             out.index_copy_(0, adapted, torch.where(keep[:, None], mixed, model_rows))
-            lam, knn_w, values, nearest = lam[keep], knn_w[keep], values[keep], nearest[keep]
+            lam, knn_w, values, matched = lam[keep], knn_w[keep], values[keep], matched[keep]
         return Mixed(out, {rows[m]: i for i, m in enumerate(used)}, lam.numpy(), knn_w.numpy(), values.numpy(),
-                     store.match[nearest].numpy(), store.sources)
+                     matched.numpy(), store.sources)
