@@ -1,5 +1,6 @@
 """Building a search's kNN datastore (core/adaptation) from the translation memory: each sentence's best
-memory matches force-decoded once, all in one batch, for the decoder's final state at every target position.
+memory matches force-decoded for the decoder's final state at every target position, each segment once however
+many sentences match it, in length-sorted chunks (little padding).
 
 The forced decode is one parallel pass of the model's decoder over every position (teacher forcing needs no
 step-by-step search), so it costs about one decoding step; its states equal the steps' within float rounding
@@ -23,7 +24,7 @@ from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.model.transformer import Transformer
 
-__all__ = ["MemoryKeys", "decoded_states", "forced_states", "memory_mixture", "segment_row"]
+__all__ = ["CHUNK", "MemoryKeys", "decoded_states", "forced_states", "memory_mixture", "segment_row"]
 
 
 class MemoryKeys:
@@ -73,19 +74,31 @@ def segment_row(model: Transformer, sentence: int, source: MemorySource, source_
     return None if len(src) > limit or len(tgt) > limit - 1 else (sentence, source, src, tgt)
 
 
+CHUNK = 8  # segments per forced pass: length-sorted chunks this small waste little on padding (RESULTS.md)
+
+
 def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[[Sequence[Sequence[int]]], Tensor],
                    cache: MemoryKeys | None) -> list[Tensor]:
-    """Each row's forced states (T, D): from the cache, the others decoded in one batch (and kept there)."""
+    """Each row's forced states (T, D): from the cache, the others decoded (and kept there) once per segment
+    (several sentences of a batch often match the same one), in length-sorted chunks of `CHUNK`."""
     keys = [(s.entry_id, s.source, s.target) for _b, s, _src, _tgt in rows]
-    states: list[Tensor | None] = [None if cache is None else cache.get(k) for k in keys]
-    todo = [i for i, s in enumerate(states) if s is None]
-    if todo:
-        for i, decoded in zip(todo, forced_states(model, batch_ids([rows[i][2] for i in todo]),
-                                                  [rows[i][3] for i in todo])):
-            states[i] = decoded.clone()  # not a view of the batch's tensor: kept alone in the cache
+    found: dict[tuple[int, str, str], Tensor] = {}
+    todo: dict[tuple[int, str, str], Row] = {}
+    for key, row in zip(keys, rows):
+        states = None if cache is None else cache.get(key)
+        if states is not None:
+            found[key] = states
+        else:
+            todo.setdefault(key, row)
+    pending = sorted(todo, key=lambda k: (len(todo[k][2]), len(todo[k][3])))
+    for start in range(0, len(pending), CHUNK):
+        chunk = pending[start: start + CHUNK]
+        for key, decoded in zip(chunk, forced_states(model, batch_ids([todo[k][2] for k in chunk]),
+                                                     [todo[k][3] for k in chunk])):
+            found[key] = decoded.clone()  # not a view of the chunk's tensor: kept alone in the cache
             if cache is not None:
-                cache.put(keys[i], states[i])
-    return states  # type: ignore[return-value]  (every row is filled above)
+                cache.put(key, found[key])
+    return [found[key] for key in keys]
 
 
 def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Sequence[str],
