@@ -150,11 +150,10 @@ class ContinuousDecoding:
     def _greedy(job: Any) -> bool:
         return isinstance(job, SegmentJob) and job.key.beam_size == 1 and job.key.nbest == 1 and bool(job.blocks)
 
-    def _arrive(self, job: SegmentJob) -> bool:
+    def _arrive(self, job: SegmentJob) -> None:
         """Tokenize a greedy request's sentences to wait for encoding: per block when every block is a plain line
         (plain_text.py's fast path), else as the document pipeline prepares the blocks (placeholders, numbers to
-        keep, glossary terms, a styled block's runs). True when it was answered here instead (a failure, or no
-        sentence to translate)."""
+        keep, glossary terms, a styled block's runs). A failure, or no sentence to translate, is answered here."""
         worker = self.worker
         if job.key.target is not None:  # a multilingual model's target token, read with the sources
             worker.translator.target_language = job.key.target
@@ -164,15 +163,14 @@ class ContinuousDecoding:
             work = None if all(units) else prepare_blocks(worker.translator, job.blocks, worker.document_options(job.key))
         except Exception as exc:  # noqa: BLE001  (the request answers 500 in one sentence)
             worker._deliver([job], [(False, exc)])
-            return True
+            return
         request = _Request(job, units, [], 0) if work is None else _Request(job, [work.units], [], 0, work)  # type: ignore[arg-type]
         request.left = sum(map(len, request.units))
         request.done = [None] * request.left
         if not request.left:  # blank or verbatim blocks only
             worker._deliver([job], [self._answer(request)])
-            return True
+            return
         self._arrived.append(request)
-        return False
 
     def _answer(self, request: _Request) -> tuple[bool, Any]:
         """The request's outcome from its sentences' translations: plain lines joined, or the pipeline's blocks
