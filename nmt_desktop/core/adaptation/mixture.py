@@ -72,6 +72,7 @@ class KnnMixture:
         self.reach = float(temperature if reach is None else reach)
         self.weight, self.max_weight = weight, max_weight
         self._has_keys = store.has_keys()  # (B,)
+        self._with_keys = int(self._has_keys.sum())
         self._rows: Tensor | None = None
 
     def _all_rows(self, n: int) -> Tensor:
@@ -84,22 +85,32 @@ class KnnMixture:
         """Squared L2 distances of states h (M, D) (squared norms hh (M,)) of rows of `sentences` (M,) (None: the
         store's one sentence) to their own sentence's keys: (M, K), inf on padding. The rows are laid out as (B, r, D), r the most rows of one
         sentence, so one batched product per sentence block replaces an (M, B*K) product whose other-sentence
-        columns were masked out."""
+        columns were masked out. The product reads every key it compares (memory-bound: ~5 MB of keys for 16
+        sentences of the bundled model), so only the blocks of sentences still decoding are read."""
         store = self.store
         if sentences is None:  # one block, every row in it
             return torch.baddbmm(store.norms[:, None, :] + hh[None, :, None], h[None], store.keys_t,
                                  alpha=-2.0)[0].clamp_min_(0.0)
         counts = torch.bincount(sentences, minlength=store.sentences)  # (B,) rows per sentence
+        keys_t, norms = store.keys_t, store.norms  # (B, D, K), (B, K)
+        active = counts.nonzero().squeeze(1)  # (U,) the sentences with rows at this step
+        if 2 * len(active) <= self._with_keys:  # most steps of a batch: a few long sentences left, the others
+            # done; a copy of their blocks alone, trimmed to the longest of them, is cheaper than reading them all
+            width = int(store.counts.index_select(0, active).max())
+            keys_t = keys_t.index_select(0, active)[:, :, :width]  # (U, D, K')
+            norms = norms.index_select(0, active)[:, :width]  # (U, K')
+            sentences = (counts > 0).cumsum(0).sub_(1).index_select(0, sentences)  # (M,) index into `active`
+            counts = counts.index_select(0, active)  # (U,)
         order = torch.argsort(sentences, stable=True)  # (M,)
         slot = torch.empty_like(sentences)  # (M,) each row's place among its sentence's rows
         slot[order] = self._all_rows(len(order)) - (counts.cumsum(0) - counts).index_select(0, sentences[order])
-        rows = int(counts.max())
-        laid = h.new_zeros(store.sentences, rows, h.shape[1])  # (B, r, D)
+        blocks, rows = keys_t.shape[0], int(counts.max())
+        laid = h.new_zeros(blocks, rows, h.shape[1])  # (U, r, D)
         laid[sentences, slot] = h
-        norms = h.new_zeros(store.sentences, rows)  # (B, r)
-        norms[sentences, slot] = hh
-        d = torch.baddbmm(store.norms[:, None, :] + norms[:, :, None], laid, store.keys_t, alpha=-2.0)  # (B, r, K)
-        return d[sentences, slot].clamp_min_(0.0)  # (M, K)
+        row_norms = h.new_zeros(blocks, rows)  # (U, r)
+        row_norms[sentences, slot] = hh
+        d = torch.baddbmm(norms[:, None, :] + row_norms[:, :, None], laid, keys_t, alpha=-2.0)  # (U, r, K')
+        return d[sentences, slot].clamp_min_(0.0)  # (M, K')
 
     def mix(self, logits: Tensor, hidden: Tensor, sentences: Tensor) -> Mixed:
         """logits (R, V) and hidden states (R, D) of the rows of sentences (R,) (batch indices) -> `Mixed`."""
@@ -126,6 +137,12 @@ class KnnMixture:
         lam = lam.masked_fill(exact, 1.0)
         if not bool(lam.any()):  # every row far from the memory: the model's logits, nothing more computed
             return Mixed(logits)
+        keep = lam > 0  # (M,) rows whose neighbours are too far keep the model's own logits: dropped here
+        if not bool(keep.all()):
+            kept = keep.nonzero().squeeze(1)  # (M',)
+            adapted, lam, dist, nearest, near = (t.index_select(0, kept) for t in (adapted, lam, dist, nearest, near))
+            exact = exact.index_select(0, kept)
+            own = None if own is None else own.index_select(0, kept)
         knn_w = torch.softmax(-dist / self.temperature, -1)  # (M, k); a padded slot (d = inf): 0
         if bool(exact.any()):  # a repeat follows the memory: only its exact neighbours vote
             same = (dist <= near).float()  # (M, k)
@@ -138,25 +155,16 @@ class KnnMixture:
             values = torch.where(torch.isinf(dist), values[:, :1], values)  # so no other token is rewritten
         # p_kNN is zero but at the k neighbours' tokens: (1 - λ) p_model everywhere (in log space), then those
         # k tokens rewritten, so only two operations span the vocabulary
-        model_rows = logits.index_select(0, adapted).float() if len(adapted) != logits.shape[0] else logits.float()
-        logp = torch.log_softmax(model_rows, -1)  # (M, V)
-        mixed = logp + torch.log1p(-lam)[:, None]  # (M, V)
+        whole = len(adapted) == logits.shape[0]  # every row adapted (adapted is then 0..R-1 in order)
+        logp = torch.log_softmax((logits if whole else logits.index_select(0, adapted)).float(), -1)  # (M, V)
         p_knn = torch.bmm((values[:, :, None] == values[:, None, :]).float(), knn_w[:, :, None]).squeeze(2)  # (M, k)
         at_knn = torch.log((1.0 - lam[:, None]) * logp.gather(1, values).exp() + lam[:, None] * p_knn)  # (M, k)
+        mixed = logp.add_(torch.log1p(-lam)[:, None])  # (M, V)
         mixed.scatter_(1, values, at_knn)  # a token voted twice gets the same value twice
-        keep = lam > 0  # (M,) rows whose neighbours are too far keep the model's own logits
-        rows = adapted.tolist()
-        if bool(keep.all()):
-            used = list(range(len(rows)))
-            if len(rows) == logits.shape[0]:
-                out = mixed
-            else:
-                out = logits.float().clone()
-                out.index_copy_(0, adapted, mixed)
+        if whole:
+            out = mixed
         else:
-            used = keep.nonzero().squeeze(1).tolist()
             out = logits.float().clone()
-            out.index_copy_(0, adapted, torch.where(keep[:, None], mixed, model_rows))
-            lam, knn_w, values, matched = lam[keep], knn_w[keep], values[keep], matched[keep]
-        return Mixed(out, {rows[m]: i for i, m in enumerate(used)}, lam.numpy(), knn_w.numpy(), values.numpy(),
+            out.index_copy_(0, adapted, mixed)
+        return Mixed(out, {r: m for m, r in enumerate(adapted.tolist())}, lam.numpy(), knn_w.numpy(), values.numpy(),
                      matched.numpy(), store.sources)

@@ -1,7 +1,8 @@
 """The per-sentence mixture (each row against its own sentence's key block) gives what the batch-wide one gave
 (every row against every key of the batch, the other sentences' masked out): the same mixed scores and the same
 memory provenance for every token, on random states with exact repeats, far rows, a sentence without keys and
-sentences with fewer keys than k, greedy-like and beam-like row layouts."""
+sentences with fewer keys than k, greedy-like and beam-like row layouts, and steps where only some sentences are
+still decoding (only their blocks are read, trimmed to the longest of them)."""
 
 from __future__ import annotations
 
@@ -66,14 +67,15 @@ def random_matches(generator, lengths: dict[int, list[int]]) -> list[MatchStates
     return matches
 
 
-@pytest.mark.parametrize("layout", ["greedy", "beam", "shuffled"])
+@pytest.mark.parametrize("layout", ["greedy", "beam", "shuffled", "few left"])
 @pytest.mark.parametrize("k", [1, 4, 16])
 def test_the_key_blocks_mix_as_the_batch_wide_product_did(layout, k):
     generator = torch.Generator().manual_seed(k * 7 + len(layout))
     # sentence 2 has no keys; sentence 3 fewer than k (when k is 16); 0 and 1 several matches each
     matches = random_matches(generator, {0: [9, 6], 1: [12, 3, 5], 3: [2], 4: [7]})
     sentences = {"greedy": torch.arange(5), "beam": torch.arange(5).repeat_interleave(3),
-                 "shuffled": torch.tensor([4, 0, 3, 0, 1, 2, 1, 4, 0, 3])}[layout]
+                 "shuffled": torch.tensor([4, 0, 3, 0, 1, 2, 1, 4, 0, 3]),
+                 "few left": torch.tensor([4, 3, 4, 2, 3, 4])}[layout]  # the long sentences' blocks are not read
     hidden = torch.randn(len(sentences), D, generator=generator) * 3
     by_sentence = {b: torch.cat([m.keys for m in matches if m.sentence == b]) for b in (0, 1, 3, 4)}
     for r in range(0, len(sentences), 3):  # every third row repeats one of its own sentence's keys (a repeat)
