@@ -35,6 +35,19 @@ class MemoryKeys:
     def __init__(self, size: int = 2000):
         self.size = size
         self._states: OrderedDict[tuple[int, str, str], Tensor] = OrderedDict()
+        # each segment's (source ids, target ids with </s>), None when it does not fit: tokenized once
+        self._ids: OrderedDict[tuple[int, str, str], tuple[list[int], list[int]] | None] = OrderedDict()
+
+    def ids(self, key: tuple[int, str, str], make: Callable[[], tuple[list[int], list[int]] | None]
+            ) -> tuple[list[int], list[int]] | None:
+        """The segment's ids, made by `make` at its first use."""
+        if key in self._ids:
+            self._ids.move_to_end(key)
+            return self._ids[key]
+        ids = self._ids[key] = make()
+        while len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+        return ids
 
     def get(self, key: tuple[int, str, str]) -> Tensor | None:
         states = self._states.get(key)
@@ -64,14 +77,20 @@ Row = tuple[int, MemorySource, list[int], list[int]]  # (sentence, segment, sour
 
 
 def segment_row(model: Transformer, sentence: int, source: MemorySource, source_ids: Callable[[str], list[int]],
-                target_ids: Callable[[str], list[int]]) -> Row | None:
-    """A memory segment as the model reads it; None when it does not fit the model (it adapts nothing)."""
-    try:
-        src, tgt = source_ids(source.source), target_ids(source.target) + [model.config.eos_id]
-    except ValueError:  # InputTooLongError
-        return None
-    limit = model.config.max_positions
-    return None if len(src) > limit or len(tgt) > limit - 1 else (sentence, source, src, tgt)
+                target_ids: Callable[[str], list[int]], cache: MemoryKeys | None = None) -> Row | None:
+    """A memory segment as the model reads it; None when it does not fit the model (it adapts nothing).
+    cache: where the segment's ids are kept (a segment is matched by sentence after sentence)."""
+
+    def tokenized() -> tuple[list[int], list[int]] | None:
+        try:
+            src, tgt = source_ids(source.source), target_ids(source.target) + [model.config.eos_id]
+        except ValueError:  # InputTooLongError
+            return None
+        limit = model.config.max_positions
+        return None if len(src) > limit or len(tgt) > limit - 1 else (src, tgt)
+
+    ids = tokenized() if cache is None else cache.ids((source.entry_id, source.source, source.target), tokenized)
+    return None if ids is None else (sentence, source, *ids)
 
 
 CHUNK = 8  # segments per forced pass: length-sorted chunks this small waste little on padding (RESULTS.md)
@@ -117,7 +136,7 @@ def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Seq
         for match in adaptation.lookup(text):
             entry = match.entry
             row = segment_row(model, b, MemorySource(int(entry.id), entry.source, entry.target,
-                                                     float(match.score) / 100.0), source_ids, target_ids)
+                                                     float(match.score) / 100.0), source_ids, target_ids, cache)
             if row is not None:
                 rows.append(row)
                 used[b].append(row[1])

@@ -70,3 +70,24 @@ def test_chunks_are_length_sorted_and_give_each_segment_its_own_states(tiny_trai
     assert knn is not None
     assert knn.store.counts.tolist() == [sum(len(row[3]) for row in (memory_states.segment_row(
         model, 0, src, tr.source_ids, tr._target_ids) for src in sentence)) for sentence in used]
+
+
+def test_a_segment_is_tokenized_once_however_often_it_is_matched(tiny_trained, memory, passes):
+    model, tokenizers = tiny_trained
+    tr = Translator(model, tokenizers)
+    tr.adaptation = Adaptation(memory, PAIR, min_score=40.0)
+    tokenized: list[str] = []
+    real = tr.source_ids
+
+    def counting(text, *args, **kwargs):
+        tokenized.append(text)
+        return real(text, *args, **kwargs)
+
+    tr.source_ids = counting
+    first = tr.translate_batch(["red cat runs", "blue dog sleeps"])
+    segments = sorted(tokenized)  # the two sentences and their matches
+    again = tr.translate_batch(["red cat runs", "blue dog sleeps"])
+    assert [t.text for t in again] == [t.text for t in first]
+    matched = {src.source for t in first for src in t.memory_matches}
+    assert matched and matched <= set(segments)
+    assert sorted(tokenized[len(segments):]) == ["blue dog sleeps", "red cat runs"]  # the inputs only
