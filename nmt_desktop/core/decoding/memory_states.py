@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from nmt_desktop.core.adaptation.datastore import Datastore, MatchStates
+from nmt_desktop.core.adaptation.kept_states import KeptStates, state_name
 from nmt_desktop.core.adaptation.memory_use import MemorySource
 from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.adaptation.settings import Adaptation
@@ -30,10 +31,13 @@ __all__ = ["CHUNK", "MemoryKeys", "decoded_states", "forced_states", "memory_mix
 class MemoryKeys:
     """A translator's forced states of the memory segments it has used, least recently used dropped past `size`:
     in a stream the same segments are matched again and again, and each is force-decoded once. Keyed by the
-    entry's id and its text, so an edited segment is decoded anew."""
+    entry's id and its text, so an edited segment is decoded anew. `kept`: the states kept beside the memory for
+    this model (core/adaptation/kept_states.py), read where this process has not decoded a segment yet and
+    given each newly decoded one; None: nothing read or written there."""
 
     def __init__(self, size: int = 2000):
         self.size = size
+        self.kept: KeptStates | None = None
         self._states: OrderedDict[tuple[int, str, str], Tensor] = OrderedDict()
         # each segment's (source ids, target ids with </s>), None when it does not fit: tokenized once
         self._ids: OrderedDict[tuple[int, str, str], tuple[list[int], list[int]] | None] = OrderedDict()
@@ -109,6 +113,13 @@ def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[
             found[key] = states
         else:
             todo.setdefault(key, row)
+    if cache is not None and cache.kept is not None:  # decoded by an earlier process
+        for key in list(todo):
+            states = cache.kept.get(state_name(*key))
+            if states is not None:
+                found[key] = states
+                cache.put(key, states)
+                del todo[key]
     pending = sorted(todo, key=lambda k: (len(todo[k][2]), len(todo[k][3])))
     for start in range(0, len(pending), CHUNK):
         chunk = pending[start: start + CHUNK]
@@ -117,6 +128,8 @@ def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[
             found[key] = decoded.clone()  # not a view of the chunk's tensor: kept alone in the cache
             if cache is not None:
                 cache.put(key, found[key])
+    if pending and cache is not None and cache.kept is not None:
+        cache.kept.put({state_name(*key): found[key] for key in pending})
     return [found[key] for key in keys]
 
 

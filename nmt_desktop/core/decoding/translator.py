@@ -27,6 +27,7 @@ from nmt_desktop.core.adaptation.settings import Adaptation
 from nmt_desktop.core.config import DecodeConfig
 from nmt_desktop.core.decoding.backends.step_backend import StepBackend
 from nmt_desktop.core.decoding.backends.choice import backend_for_search, choose_backend
+from nmt_desktop.core.adaptation.kept_states import KeptStates, model_fingerprint
 from nmt_desktop.core.adaptation.memory_use import MemorySource
 from nmt_desktop.core.adaptation.mixture import KnnMixture
 from nmt_desktop.core.decoding.document import check_length, document_lines, line_units
@@ -98,6 +99,8 @@ class Translator:
         # neighbours of its sentence's memory matches while `adaptation.enabled`; None: the plain model
         self.adaptation: Adaptation | None = None
         self._memory_keys = MemoryKeys()  # the memory segments' forced states, decoded once (memory_states.py)
+        self._fingerprint: str | None = None  # of the model as loaded: names the states kept beside a memory
+        self._weights_changed = False  # online learning changed them: nothing more kept beside the memory
 
     @classmethod
     def load(cls, model: str | Path, device: str = "cpu", int8: bool = False,
@@ -216,8 +219,21 @@ class Translator:
                        ) -> tuple[KnnMixture | None, list[list[MemorySource]]]:
         """The memory's kNN mixture for one search over `texts` and each text's matches that built it
         (memory_states.py); (None, no matches) without `adaptation` or when it finds nothing."""
+        self._keep_states()
         return memory_mixture(self.model, self.adaptation, texts, self.source_ids, self._target_ids, self.batch_ids,
                               self._memory_keys)
+
+    def _keep_states(self) -> None:
+        """Point the memory segments' states cache at what is kept beside the adaptation's memory file for this
+        model (kept_states.py); none for a memory without a file, or once the weights changed in place."""
+        path = getattr(self.adaptation.memory, "path", None) if self.adaptation is not None else None
+        kept = self._memory_keys.kept
+        if path is None or self._weights_changed:
+            self._memory_keys.kept = None
+        elif kept is None or kept.memory_path != Path(path):
+            if self._fingerprint is None:
+                self._fingerprint = model_fingerprint(self.model, self.int8)
+            self._memory_keys.kept = KeptStates(path, self._fingerprint)
 
     def _target_ids(self, text: str) -> list[int]:
         """A memory segment's target as ids (no </s>); InputTooLongError when it cannot fit."""
@@ -229,12 +245,16 @@ class Translator:
         rows = [r for r in (segment_row(self.model, 0, s, self.source_ids, self._target_ids) for s in segments)
                 if r is not None]
         if rows:
+            self._keep_states()
             decoded_states(self.model, rows, self.batch_ids, self._memory_keys)
 
     def weights_changed(self) -> None:
         """The model's weights were changed in place (online learning, core/adaptation/online_learning.py): the
         backend prepares them anew at the next search. The memory's decoded states are kept, each from the
-        weights it was confirmed under (as good as fresh ones at a fraction of the decode time: RESULTS)."""
+        weights it was confirmed under (as good as fresh ones at a fraction of the decode time: RESULTS); from
+        now on none is read from or written beside the memory file (they are the loaded model's)."""
+        self._weights_changed = True
+        self._memory_keys.kept = None
         self.backend = type(self.backend)(self.model)
 
     # --- scoring a given translation (scoring.py) ---------------------------------------------

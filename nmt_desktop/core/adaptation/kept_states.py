@@ -1,0 +1,118 @@
+"""The memory segments' forced decoder states kept beside the memory, per model (as learned_weights.py keeps
+learned weights), so a fresh process (`translate --memory M`) does not decode again the segments an earlier one
+did: `<memory file>.states-<fingerprint>/`, one safetensors shard per write holding the states that write
+added (each written atomically: a temporary file in the same folder, fsync'd, then `os.replace`; never pickle).
+
+A state is named by its entry's id and a digest of its source and target, so an edited entry is decoded anew;
+the fingerprint names the model (its parameters, and int8 or not). A shard that cannot be read is passed over
+(its states are decoded again). Past `SHARDS` shards the next load merges them into one, keeping each entry's
+latest state only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["KeptStates", "SHARDS", "model_fingerprint", "state_name"]
+
+SHARDS = 16
+
+
+def model_fingerprint(model: nn.Module, int8: bool) -> str:
+    """16 hex digits of the sha256 of the model's state (parameters and buffers: an int8 copy's packed weights
+    too) and whether it is int8: the forced states of two models differ unless these are equal."""
+    digest = hashlib.sha256(b"int8" if int8 else b"float")
+    for name, tensor in model.state_dict().items():
+        if isinstance(tensor, Tensor):
+            digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode())
+            digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def state_name(entry_id: int, source: str, target: str) -> str:
+    """A segment's tensor name: its entry id and 16 hex digits of the sha256 of its source and target."""
+    digest = hashlib.sha256((source + "\0" + target).encode()).hexdigest()[:16]
+    return f"{entry_id}-{digest}"
+
+
+class KeptStates:
+    """The kept states of one model beside one memory file, read lazily (each tensor when it is asked for)."""
+
+    def __init__(self, memory_path: Path | str, model_fingerprint: str):
+        memory_path = Path(memory_path)
+        self.memory_path = memory_path
+        self.folder = memory_path.with_name(f"{memory_path.name}.states-{model_fingerprint}")
+        self._where: dict[str, object] | None = None  # name -> the open shard holding it
+
+    def _shards(self) -> list[Path]:
+        return sorted(self.folder.glob("*.safetensors")) if self.folder.is_dir() else []
+
+    def _index(self) -> dict[str, object]:
+        """Every kept name and its open shard (later shards win); opened at the first lookup."""
+        if self._where is None:
+            from safetensors import SafetensorError, safe_open
+
+            shards = self._shards()
+            if len(shards) > SHARDS:
+                shards = self._merge(shards)
+            self._where = {}
+            for path in shards:
+                try:
+                    handle = safe_open(str(path), framework="pt")
+                    for name in handle.keys():
+                        self._where[name] = handle
+                except (SafetensorError, OSError, ValueError):
+                    continue  # unreadable: its segments are decoded again
+        return self._where
+
+    def get(self, name: str) -> Tensor | None:
+        handle = self._index().get(name)
+        return None if handle is None else handle.get_tensor(name)  # type: ignore[attr-defined]
+
+    def put(self, states: dict[str, Tensor]) -> None:
+        """Keep these states: one new shard."""
+        if not states:
+            return
+        from safetensors import safe_open
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{len(self._shards()):06d}-{uuid.uuid4().hex[:8]}.safetensors"
+        self._write(path, states)
+        index = self._index()
+        handle = safe_open(str(path), framework="pt")
+        for name in states:
+            index[name] = handle
+
+    @staticmethod
+    def _write(path: Path, states: dict[str, Tensor]) -> None:
+        from safetensors.torch import save_file
+
+        tmp = path.with_name(path.name + ".tmp")
+        save_file({k: v.detach().cpu().contiguous() for k, v in states.items()}, str(tmp))
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    def _merge(self, shards: list[Path]) -> list[Path]:
+        """The shards merged into one (each entry's latest state only), the old ones deleted."""
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        latest: dict[str, tuple[str, Tensor]] = {}  # entry id -> (name, states)
+        for path in shards:
+            try:
+                for name, tensor in load_file(str(path)).items():
+                    latest[name.split("-")[0]] = (name, tensor)
+            except (SafetensorError, OSError, ValueError):
+                continue
+        merged = self.folder / f"{0:06d}-{uuid.uuid4().hex[:8]}.safetensors"
+        self._write(merged, dict(latest.values()))
+        for path in shards:
+            path.unlink(missing_ok=True)
+        return [merged]
