@@ -76,7 +76,10 @@ class Learning:
     matches: int = 4  # instance: how many of the sentence's matches
     gate: bool = False  # a sentence without a memory match (>= the kNN min score) decodes with the parent weights
     fresh_everyday: bool = False  # the everyday cost with the memory's states decoded anew (as a later CLI run does)
-    seed: int = 0  # of the replay's draws
+    seed: int = 0  # of the replay's draws (order "cycle": where the cycle starts)
+    order: str = "random"  # "cycle": the earlier pairs replayed in turn, each as often as the others (no draws)
+    ema: float = 0.0  # > 0: decode with an exponential moving average of the learned weights (this decay per step)
+    decay_after: int = 0  # > 0: after this many confirmations the lr falls as 1/t (lr * decay_after / t)
     stale_keys: bool = False  # keep the memory's forced states of older weights (each decoded on confirming)
 
 
@@ -101,6 +104,17 @@ class Learner:
         self.seen: list[tuple[str, str]] = []
         self.rng = random.Random(learning.seed)
         self.everyday = tatoeba_train(20000) if learning.general else []
+        self.turn = learning.seed  # order "cycle": the next earlier pair to replay
+        self.average = [p.detach().clone() for p in self.params] if learning.ema else []  # ema: decoded
+        self.live = [p.detach().clone() for p in self.params] if learning.ema else []  # ema: what Adam moves
+
+    def replayed(self) -> list[tuple[str, str]]:
+        n = min(self.learning.replay, len(self.seen))
+        if self.learning.order != "cycle":
+            return self.rng.sample(self.seen, n)
+        picked = [self.seen[(self.turn + j) % len(self.seen)] for j in range(n)]
+        self.turn += n
+        return picked
 
     def batch(self, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         tr, cfg = self.tr, self.tr.config
@@ -118,6 +132,10 @@ class Learner:
         """`steps` steps on pairs (mean token loss + L2-SP), then fresh decoding caches."""
         model, pad = self.tr.model, self.tr.config.pad_id
         src, tgt_in, tgt_out = self.batch(pairs)
+        if self.learning.ema:  # Adam moves the live weights; the model decodes their average
+            with torch.no_grad():
+                for p, live in zip(self.params, self.live):
+                    p.copy_(live)
         for _ in range(self.learning.steps):
             keep = tgt_out != pad  # (B, T)
             logits = model(src, tgt_in, keep)  # (N, V)
@@ -127,6 +145,12 @@ class Learner:
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
+        if self.learning.ema:
+            with torch.no_grad():
+                for p, live, avg in zip(self.params, self.live, self.average):
+                    live.copy_(p)
+                    avg.mul_(self.learning.ema).add_(p, alpha=1 - self.learning.ema)
+                    p.copy_(avg)
         self.refresh()
 
     def refresh(self) -> None:
@@ -139,7 +163,10 @@ class Learner:
 
     def confirmed(self, source: str, reference: str) -> None:
         """Continuous learning: the confirmed pair, with `replay` earlier ones."""
-        extra = self.rng.sample(self.seen, min(self.learning.replay, len(self.seen)))
+        extra = self.replayed()
+        if self.learning.decay_after:
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.learning.lr * min(1.0, self.learning.decay_after / (len(self.seen) + 1))
         extra += self.rng.sample(self.everyday, self.learning.general) if self.learning.general else []
         self.seen.append((source, reference))
         self.tune([(source, reference), *extra])
@@ -151,6 +178,9 @@ class Learner:
         with torch.no_grad():
             for p, p0 in zip(self.params, self.parent):
                 p.copy_(p0)
+            for p0, live, avg in zip(self.parent, self.live, self.average):
+                live.copy_(p0)
+                avg.copy_(p0)
         self.optimizer.state.clear()
         self.refresh()
 
@@ -161,6 +191,8 @@ class Run:
     decode_s: float = 0.0
     learn_s: float = 0.0
     static_s: float = 0.0  # the parent decoding the same segment right before: the ratio under the same load
+    counts: list[int] = field(default_factory=list)  # --counts: each segment's memory matches (>= the min score)
+    parent_knn: list[str] = field(default_factory=list)  # --counts: the parent's weights with the kNN mixture
 
 
 def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: str, parent: Translator) -> str:
@@ -180,13 +212,20 @@ def translate(tr: Translator, learner: Learner, adaptation: Adaptation, source: 
 
 
 def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, adaptation: Adaptation,
-             learner: Learner, parent: Translator) -> Run:
+             learner: Learner, parent: Translator, counts: bool = False) -> Run:
+    """counts: also each segment's match count and the parent-with-kNN output, so that `gated` can score every
+    count gate from one run (the adaptive output is then ungated: the learned weights for every segment)."""
     run = Run()
     tr.adaptation = adaptation if learning.knn else None
     for source, reference in pairs:
         t0 = time.perf_counter()
         parent.translate(source, CFG)
         run.static_s += time.perf_counter() - t0
+        if counts:
+            run.counts.append(len(adaptation.lookup(source)))
+            parent.adaptation = adaptation
+            run.parent_knn.append(parent.translate(source, CFG).text)
+            parent.adaptation = None
         t0 = time.perf_counter()
         run.adaptive.append(translate(tr, learner, adaptation, source, parent))
         run.decode_s += time.perf_counter() - t0
@@ -197,6 +236,12 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, a
             learner.confirmed(source, reference)
         run.learn_s += time.perf_counter() - t0
     return run
+
+
+def gated(learned: list[str], parent_knn: list[str], counts: list[int], at_least: int) -> list[str]:
+    """The output of the count gate: the learned weights where a text has `at_least` memory matches, else the
+    parent's weights (with the kNN mixture of the matches it has)."""
+    return [a if c >= at_least else b for a, b, c in zip(learned, parent_knn, counts)]
 
 
 def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning: Learning,
@@ -215,12 +260,12 @@ def everyday(tr: Translator, learner: Learner, adaptation: Adaptation, learning:
 
 
 def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], learning: Learning,
-             general: list[tuple[str, str]], plain: list[str], parent: Translator) -> dict:
+             general: list[tuple[str, str]], plain: list[str], parent: Translator, counts: list[int] = ()) -> dict:
     refs, half = [t for _, t in pairs], len(pairs) // 2
     learner = Learner(tr, learning)
     with tempfile.TemporaryDirectory() as work, TranslationMemory(Path(work) / "memory.sqlite") as memory:
         adaptation = Adaptation(memory, PAIR)
-        run = protocol(tr, pairs, learning, adaptation, learner, parent)
+        run = protocol(tr, pairs, learning, adaptation, learner, parent, counts=bool(counts))
         out = {"setting": asdict(learning), "adaptive_second_half": scores(run.adaptive[half:], refs[half:]),
                "static_second_half": scores(static[half:], refs[half:]),
                "curve_adaptive": curve(run.adaptive, refs), "curve_static": curve(static, refs),
@@ -230,6 +275,19 @@ def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], le
             grefs = [t for _, t in general]
             adapted = everyday(tr, learner, adaptation, learning, [s for s, _ in general], plain)
             out["everyday"] = (corpus_chrf(plain, [grefs]), corpus_chrf(adapted, [grefs]))
+        if counts:  # every count gate from this one run: (n, 2nd-half chrF, BLEU, Tatoeba chrF, lines it passes)
+            gates = []
+            sources = [s for s, _ in general]
+            every_counts = [len(adaptation.lookup(s)) for s in sources]
+            parent.adaptation = adaptation
+            every_knn = [t.text for t in parent.translate_batch(sources, CFG)] if sources else []
+            parent.adaptation = None
+            for n in counts:
+                chrf, bleu = scores(gated(run.adaptive, run.parent_knn, run.counts, n)[half:], refs[half:])
+                lines = gated(adapted, every_knn, every_counts, n) if general else []
+                gates.append((n, chrf, bleu, corpus_chrf(lines, [[t for _, t in general]]) if general else 0.0,
+                              sum(c >= n for c in every_counts)))
+            out["gates"] = gates
     learner.restore()
     tr.adaptation = None
     return out
@@ -244,6 +302,9 @@ def line(r: dict) -> str:
     if "everyday" in r:
         p, ad = r["everyday"]
         text += f"; Tatoeba chrF {ad:.2f} vs {p:.2f} ({ad - p:+.2f})"
+    for n, chrf, bleu, every, passed in r.get("gates", []):
+        text += (f"\n    learned weights at >= {n} matches: 2nd half chrF {chrf - s[0]:+.2f}, BLEU {bleu - s[1]:+.2f}"
+                 + (f"; Tatoeba {every - r['everyday'][0]:+.2f} ({passed} lines pass)" if "everyday" in r else ""))
     return text
 
 
@@ -318,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[], help='a setting as JSON, e.g. \'{"lr": 1e-4}\'')
     p.add_argument("--json", type=Path, help="append the results here (JSON lines)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--counts", type=int, nargs="*", default=[],
+                   help="score these count gates too (learned weights only for a text with at least N memory "
+                        "matches); run the setting without its own gate")
     p.add_argument("--cli", action="store_true", help="check the goals through `nmt-desktop translate` (cli_check)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -341,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     plain = [t.text for t in tr.translate_batch([s for s, _ in general], CFG)] if general else []
     print(f"{args.domain} {args.split} {len(pairs)} segments; static decode {static_s:.3f} s/seg", flush=True)
     for learning in settings:
-        result = evaluate(tr, pairs, static, learning, general, plain, parent)
+        result = evaluate(tr, pairs, static, learning, general, plain, parent, args.counts)
         print(line(result), flush=True)
         if args.json:
             with args.json.open("a", encoding="utf-8") as f:
