@@ -49,9 +49,13 @@ class KeptStates:
         self.memory_path = memory_path
         self.folder = memory_path.with_name(f"{memory_path.name}.states-{model_fingerprint}")
         self._where: dict[str, object] | None = None  # name -> the open shard holding it
+        self._read_only = False  # a write failed: nothing more is written
 
     def _shards(self) -> list[Path]:
-        return sorted(self.folder.glob("*.safetensors")) if self.folder.is_dir() else []
+        try:
+            return sorted(self.folder.glob("*.safetensors")) if self.folder.is_dir() else []
+        except OSError:  # unreadable folder: nothing kept
+            return []
 
     def _index(self) -> dict[str, object]:
         """Every kept name and its open shard (later shards win); opened at the first lookup."""
@@ -60,7 +64,10 @@ class KeptStates:
 
             shards = self._shards()
             if len(shards) > SHARDS:
-                shards = self._merge(shards)
+                try:
+                    shards = self._merge(shards)
+                except OSError:  # cannot write the merged shard: read them as they are
+                    pass
             self._where = {}
             for path in shards:
                 try:
@@ -76,14 +83,19 @@ class KeptStates:
         return None if handle is None else handle.get_tensor(name)  # type: ignore[attr-defined]
 
     def put(self, states: dict[str, Tensor]) -> None:
-        """Keep these states: one new shard."""
-        if not states:
+        """Keep these states: one new shard. Where the folder cannot be written (a read-only place, a full
+        disk) nothing is kept from then on: the translation goes on, the next process decodes them again."""
+        if not states or self._read_only:
             return
         from safetensors import safe_open
 
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{len(self._shards()):06d}-{uuid.uuid4().hex[:8]}.safetensors"
-        self._write(path, states)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"{len(self._shards()):06d}-{uuid.uuid4().hex[:8]}.safetensors"
+            self._write(path, states)
+        except OSError:
+            self._read_only = True
+            return
         index = self._index()
         handle = safe_open(str(path), framework="pt")
         for name in states:

@@ -101,3 +101,15 @@ def test_past_the_limit_the_shards_are_merged_keeping_each_entrys_latest(tmp_pat
     assert len(list(later.folder.glob("*.safetensors"))) == 1
     assert later.get(state_name(0, "s0", "edited"))[0, 0] == 9.0 and later.get(state_name(0, "s0", "t")) is None
     assert model_fingerprint(torch.nn.Linear(2, 2), False) != model_fingerprint(torch.nn.Linear(2, 2), True)
+
+
+def test_a_folder_that_cannot_be_written_keeps_nothing_and_translates_the_same(tiny_trained, memory, decoded):
+    expected = fresh(tiny_trained, memory).translate_batch(TEXTS)
+    (folder,) = memory.path.parent.glob("memory.sqlite.states-*")
+    for shard in folder.iterdir():
+        shard.unlink()
+    folder.rmdir()
+    folder.write_text("a file where the folder goes")  # mkdir fails as on a read-only place
+    got = fresh(tiny_trained, memory).translate_batch(TEXTS)
+    assert [t.text for t in got] == [t.text for t in expected] and len(decoded) == 4
+    assert folder.read_text() == "a file where the folder goes"
