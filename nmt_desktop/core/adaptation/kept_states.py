@@ -48,7 +48,7 @@ class KeptStates:
         memory_path = Path(memory_path)
         self.memory_path = memory_path
         self.folder = memory_path.with_name(f"{memory_path.name}.states-{model_fingerprint}")
-        self._where: dict[str, object] | None = None  # name -> the open shard holding it
+        self._where: dict[str, object] | None = None  # name -> the open shard holding it, or its path
         self._read_only = False  # a write failed: nothing more is written
 
     def _shards(self) -> list[Path]:
@@ -79,16 +79,19 @@ class KeptStates:
         return self._where
 
     def get(self, name: str) -> Tensor | None:
-        handle = self._index().get(name)
-        return None if handle is None else handle.get_tensor(name)  # type: ignore[attr-defined]
+        where = self._index().get(name)
+        if isinstance(where, Path):  # written by this process: opened when asked for (no descriptor held)
+            from safetensors import safe_open
+
+            with safe_open(str(where), framework="pt") as handle:
+                return handle.get_tensor(name)
+        return None if where is None else where.get_tensor(name)  # type: ignore[attr-defined]
 
     def put(self, states: dict[str, Tensor]) -> None:
         """Keep these states: one new shard. Where the folder cannot be written (a read-only place, a full
         disk) nothing is kept from then on: the translation goes on, the next process decodes them again."""
         if not states or self._read_only:
             return
-        from safetensors import safe_open
-
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / f"{len(self._shards()):06d}-{uuid.uuid4().hex[:8]}.safetensors"
@@ -97,9 +100,8 @@ class KeptStates:
             self._read_only = True
             return
         index = self._index()
-        handle = safe_open(str(path), framework="pt")
         for name in states:
-            index[name] = handle
+            index[name] = path
 
     @staticmethod
     def _write(path: Path, states: dict[str, Tensor]) -> None:

@@ -113,3 +113,11 @@ def test_a_folder_that_cannot_be_written_keeps_nothing_and_translates_the_same(t
     got = fresh(tiny_trained, memory).translate_batch(TEXTS)
     assert [t.text for t in got] == [t.text for t in expected] and len(decoded) == 4
     assert folder.read_text() == "a file where the folder goes"
+
+
+def test_what_this_process_kept_is_read_back_from_its_shard(tmp_path):
+    kept = KeptStates(tmp_path / "m.sqlite", "e" * 16)
+    assert kept.get(state_name(1, "a", "b")) is None
+    kept.put({state_name(1, "a", "b"): torch.arange(6.0).reshape(2, 3)})
+    assert kept.get(state_name(1, "a", "b")).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert kept.get(state_name(1, "a", "edited")) is None
