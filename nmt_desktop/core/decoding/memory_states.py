@@ -116,7 +116,8 @@ def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[
     if cache is not None and cache.kept is not None:  # decoded by an earlier process
         for key in list(todo):
             states = cache.kept.get(state_name(*key))
-            if states is not None:
+            # (T, D) as this model reads the segment; else (another tokenizer, a damaged file) decoded again
+            if states is not None and tuple(states.shape) == (len(todo[key][3]), model.config.d_model):
                 found[key] = states
                 cache.put(key, states)
                 del todo[key]

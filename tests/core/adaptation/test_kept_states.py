@@ -121,3 +121,13 @@ def test_what_this_process_kept_is_read_back_from_its_shard(tmp_path):
     kept.put({state_name(1, "a", "b"): torch.arange(6.0).reshape(2, 3)})
     assert kept.get(state_name(1, "a", "b")).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert kept.get(state_name(1, "a", "edited")) is None
+
+
+def test_a_kept_state_of_another_shape_is_decoded_again(tiny_trained, memory, decoded):
+    first = fresh(tiny_trained, memory).translate_batch(TEXTS)
+    (folder,) = memory.path.parent.glob("memory.sqlite.states-*")
+    entry = memory.exact("red cat runs", PAIR)[0].entry
+    KeptStates(memory.path, folder.name.split("-")[-1]).put(  # a later shard wins: the wrong length
+        {state_name(entry.id, entry.source, entry.target): torch.zeros(2, tiny_trained[0].config.d_model)})
+    again = fresh(tiny_trained, memory).translate_batch(TEXTS)
+    assert len(decoded) == 3 and [t.text for t in again] == [t.text for t in first]
