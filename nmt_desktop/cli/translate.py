@@ -78,10 +78,12 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                    help="simulated post-editing (needs --memory): each input line is SOURCE<TAB>REFERENCE; it is "
                         "translated with the memory as it stands, printed, then the pair is confirmed into the "
                         "memory (created when missing)")
-    m.add_argument("--learn-weights", action="store_true",
+    m.add_argument("--learn-weights", action="store_true", default=None,
                    help="with --learn: the model also takes a learning step on each confirmed pair (online "
-                        "learning, off by default: see the adaptation guide); what it learned is kept beside FILE "
+                        "learning; see the adaptation guide for the default); what it learned is kept beside FILE "
                         "per model, and later runs with --memory FILE (and the app) use it")
+    m.add_argument("--no-learn-weights", action="store_false", dest="learn_weights",
+                   help="with --learn: confirm the pairs into the memory only, the weights stay as they are")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -276,10 +278,11 @@ def _open_memory(args: argparse.Namespace) -> Any:
         raise CLIError(str(exc)) from None
 
 
-def _adapt(translator: Any, memory: Any, learn: bool) -> tuple[Any, Any]:
+def _adapt(translator: Any, memory: Any, learn: bool, learn_weights: bool | None) -> tuple[Any, Any]:
     """Switch the translator's adaptation to `memory` for the model's language pair, with what online learning
-    kept beside the memory for this model loaded (learn: learning on, replaying the memory's pairs); (the pair,
-    the learner or None)."""
+    kept beside the memory for this model loaded (learn: --learn, whose confirmed pairs the model learns from
+    unless learn_weights is False, or when it is None and `OnlineLearning.enabled` says so); (the pair, the
+    learner or None)."""
     from nmt_desktop.core.adaptation.settings import Adaptation
     from nmt_desktop.core.memory import Pair
 
@@ -293,6 +296,7 @@ def _adapt(translator: Any, memory: Any, learn: bool) -> tuple[Any, Any]:
     from nmt_desktop.core.adaptation.learned_weights import LearnedWeightsError
     from nmt_desktop.core.adaptation.online_learning import OnlineLearner
 
+    learn = learn and (adaptation.learning.enabled if learn_weights is None else learn_weights)
     earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] if learn else []
     learning = dataclasses.replace(adaptation.learning, enabled=learn)
     try:
@@ -335,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--learn-weights needs --learn (the confirmed pairs it learns from)")
     memory = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
-    pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn_weights)
+    pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn, args.learn_weights)
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     method = None
     if args.align:

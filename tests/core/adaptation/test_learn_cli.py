@@ -104,3 +104,14 @@ def test_learning_is_off_without_learn_weights(model_dir, tmp_path):
     assert not list(tmp_path.glob("m.sqlite.learned-*"))  # nothing learned beside the memory (its states are kept)
     proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn-weights", "red")
     assert proc.returncode != 0 and "--learn-weights needs --learn" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_no_learn_weights_keeps_the_weights_and_learn_weights_learns(model_dir, tmp_path):
+    """--no-learn-weights confirms into the memory only; --learn-weights (accepted whatever the default) learns."""
+    line = "red cat runs\trennt katze rot\n"
+    for flag, memory in (("--no-learn-weights", "off.sqlite"), ("--learn-weights", "on.sqlite")):
+        proc = run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(tmp_path / memory),
+                       "--learn", flag, stdin=line)
+        assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob("off.sqlite.learned-*"))  # nothing learned beside the memory
+    assert len(list(tmp_path.glob("on.sqlite.learned-*.safetensors"))) == 1
