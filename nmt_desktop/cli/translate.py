@@ -80,10 +80,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "memory (created when missing)")
     m.add_argument("--learn-weights", action="store_true", default=None,
                    help="with --learn: the model also takes a learning step on each confirmed pair (online "
-                        "learning; see the adaptation guide for the default); what it learned is kept beside FILE "
+                        "learning, off by default: see the adaptation guide); what it learned is kept beside FILE "
                         "per model, and later runs with --memory FILE (and the app) use it")
     m.add_argument("--no-learn-weights", action="store_false", dest="learn_weights",
-                   help="with --learn: confirm the pairs into the memory only, the weights stay as they are")
+                   help="with --learn: confirm the pairs into the memory only, the weights stay as they are "
+                        "(the default)")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
