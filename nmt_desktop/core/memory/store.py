@@ -225,11 +225,9 @@ class TranslationMemory:
         rarest term first, until MAX_CANDIDATES: a short text of common words ("Is Tom ill?") does not make a
         lookup read the hundred thousand rows holding "is"."""
         table = words_table(pair_id)
-        frequency = {}
-        for term in set(index_terms(text)):
-            row = self.db.execute(f"SELECT doc FROM {table}_vocabulary WHERE term = ?", (term,)).fetchone()
-            if row:
-                frequency[term] = row[0]
+        terms = sorted(set(index_terms(text)))
+        frequency = dict(self.db.execute(f"SELECT term, doc FROM {table}_vocabulary WHERE term IN "
+                                         f"({','.join('?' * len(terms))})", terms).fetchall()) if terms else {}
         free = math.ceil(max(1, len(index_words(text))) * (1 - max(min_score, RECALL_SCORE) / 100))
         ids: dict[int, None] = {}
         for term in sorted(frequency, key=lambda t: (frequency[t], t))[: 3 * free + 1]:
