@@ -226,8 +226,11 @@ class TranslationMemory:
         lookup read the hundred thousand rows holding "is"."""
         table = words_table(pair_id)
         terms = sorted(set(index_terms(text)))
-        frequency = dict(self.db.execute(f"SELECT term, doc FROM {table}_vocabulary WHERE term IN "
-                                         f"({','.join('?' * len(terms))})", terms).fetchall()) if terms else {}
+        frequency: dict[str, int] = {}
+        for start in range(0, len(terms), 500):  # a query's parameters are limited (32,766 by default)
+            part = terms[start: start + 500]
+            frequency.update(self.db.execute(f"SELECT term, doc FROM {table}_vocabulary WHERE term IN "
+                                             f"({','.join('?' * len(part))})", part).fetchall())
         free = math.ceil(max(1, len(index_words(text))) * (1 - max(min_score, RECALL_SCORE) / 100))
         ids: dict[int, None] = {}
         for term in sorted(frequency, key=lambda t: (frequency[t], t))[: 3 * free + 1]:
