@@ -33,8 +33,7 @@ class OnlineLearning:
     is translated with the parent's weights (`use`), so text unlike the memory loses nothing; average: > 0, the
     weights decoded are an exponential moving average (this decay per confirmation) of those Adam moves, which
     smooths out what the last few replay draws did (0: Adam's weights themselves; 0.9 measured, not the default:
-    RESULTS); decay_after: > 0, from this many confirmations on the lr falls as 1/t (lr * decay_after / t), so the
-    drift from the parent slows as the memory grows (0: a constant lr)."""
+    RESULTS)."""
 
     enabled: bool = False
     lr: float = 1e-4
@@ -44,7 +43,6 @@ class OnlineLearning:
     smoothing: float = 0.1
     gate: bool = True
     average: float = 0.0
-    decay_after: int = 0
 
 
 @dataclass(frozen=True)
@@ -120,9 +118,6 @@ class OnlineLearner:
         batch = [*pairs, *rng.sample(self.seen, min(self.settings.replay, len(self.seen)))]
         self.seen.extend(pairs)
         self.learned += 1
-        if self.settings.decay_after:
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.settings.lr * min(1.0, self.settings.decay_after / self.learned)
         self.model.eval()  # no dropout: a single pair's step is already noisy
         decay = self.settings.average
         if decay and self.live is None:

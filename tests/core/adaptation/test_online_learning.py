@@ -110,16 +110,6 @@ def test_the_weights_decoded_are_the_average_of_those_adam_moves(tiny_trained, t
     assert any(not torch.equal(p, parent[n]) for n, p in tr.model.named_parameters())
 
 
-def test_after_decay_after_confirmations_the_lr_falls_as_one_over_t(tiny_trained, tmp_path):
-    learner = OnlineLearner.attach(fresh(tiny_trained), tmp_path / "memory.sqlite", [],
-                                   OnlineLearning(enabled=True, decay_after=2))
-    lrs = []
-    for pair in [(SOURCE, EDITED), *EARLIER, (SOURCE, EDITED)]:
-        learner.learn([pair])
-        lrs.append(learner.optimizer.param_groups[0]["lr"])
-    assert lrs == [1e-4, 1e-4, 1e-4 * 2 / 3, 1e-4 * 2 / 4]
-
-
 def test_clear_brings_back_the_parent_and_deletes_the_file(tiny_trained, tmp_path):
     tr = fresh(tiny_trained)
     parent = weights(tr)
