@@ -30,10 +30,7 @@ class OnlineLearning:
     what was learned before is used whenever its file is beside the memory); lr, steps: Adam's per
     confirmation; replay: earlier memory pairs in each step's batch; l2sp: the pull toward the parent weights;
     smoothing: label smoothing of the token loss; gate: a text without a memory match (at the kNN min score)
-    is translated with the parent's weights (`use`), so text unlike the memory loses nothing; average: > 0, the
-    weights decoded are an exponential moving average (this decay per confirmation) of those Adam moves, which
-    smooths out what the last few replay draws did (0: Adam's weights themselves; 0.9 measured, not the default:
-    RESULTS)."""
+    is translated with the parent's weights (`use`), so text unlike the memory loses nothing."""
 
     enabled: bool = False
     lr: float = 1e-4
@@ -42,7 +39,6 @@ class OnlineLearning:
     l2sp: float = 3e-2
     smoothing: float = 0.1
     gate: bool = True
-    average: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,6 @@ class OnlineLearner:
         self.seen = list(earlier)  # the memory's pairs so far: what is replayed
         self.learned = 0  # confirmations learned from (the replay's seed: a resumed run draws the same pairs)
         self._set_aside: dict[str, Tensor] | None = None  # the learned weights while the parent's are used (`use`)
-        self.live: dict[str, Tensor] | None = None  # average > 0: the weights Adam moves (the model holds the average)
 
     @property
     def optimizer(self) -> torch.optim.Adam:
@@ -119,36 +114,21 @@ class OnlineLearner:
         self.seen.extend(pairs)
         self.learned += 1
         self.model.eval()  # no dropout: a single pair's step is already noisy
-        decay = self.settings.average
-        if decay and self.live is None:
-            self.live = {n: p.detach().clone() for n, p in self.params.items()}
-        with torch.no_grad():  # Adam moves the live weights, in the model's parameters (its state is keyed by them)
-            average = {n: p.detach().clone() for n, p in self.params.items()} if decay else {}
-            for n in average:
-                self.params[n].copy_(self.live[n])  # type: ignore[index]
         with torch.enable_grad():
             for _ in range(self.settings.steps):
                 self.optimizer.zero_grad(set_to_none=True)
                 self.loss(batch).backward()
                 self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        with torch.no_grad():
-            for n, w in average.items():
-                p = self.params[n]
-                self.live[n].copy_(p)  # type: ignore[index]
-                p.copy_(w.mul_(decay).add_(p, alpha=1 - decay))
         return True
 
     # --- kept with the memory -----------------------------------------------------------------------
 
     def state(self) -> dict[str, Tensor]:
-        """The learned weights (whole, not a difference: they reload bit for bit), the live ones Adam moves (with
-        `average`) and Adam's moments, by name."""
+        """The learned weights (whole, not a difference: they reload bit for bit) and Adam's moments, by name."""
         out: dict[str, Tensor] = {}
         for n, p in self.params.items():
             out[f"weight.{n}"] = (p.detach() if self._set_aside is None else self._set_aside[n]).contiguous()
-            if self.live is not None:
-                out[f"live.{n}"] = self.live[n].contiguous()
             moments = self.moments().get(p, {})
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in moments:
@@ -160,9 +140,6 @@ class OnlineLearner:
             for n, p in self.params.items():
                 if f"weight.{n}" in tensors:
                     p.copy_(tensors[f"weight.{n}"])
-                if f"live.{n}" in tensors:
-                    self.live = self.live if self.live is not None else {}
-                    self.live[n] = tensors[f"live.{n}"].to(p.device).clone()
                 if f"exp_avg.{n}" in tensors and f"exp_avg_sq.{n}" in tensors:
                     self.moments()[p] = {"step": torch.tensor(float(steps)),
                                                "exp_avg": tensors[f"exp_avg.{n}"].to(p.device).clone(),
@@ -197,7 +174,7 @@ class OnlineLearner:
             for n, p in self.params.items():
                 p.copy_(self.parent[n])
         self.moments().clear()
-        self.seen, self.learned, self._set_aside, self.live = [], 0, None, None
+        self.seen, self.learned, self._set_aside = [], 0, None
         if self.store is not None:
             self.store.drop()
 

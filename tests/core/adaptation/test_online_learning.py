@@ -47,7 +47,7 @@ def test_a_confirmed_pair_lowers_its_own_loss(tiny_trained, tmp_path):
 def test_the_next_translation_uses_the_learned_weights(tiny_trained, tmp_path, backend):
     tr = fresh(tiny_trained, backend)
     assert tr.translate(SOURCE, CFG).text != EDITED  # prepares the backend's weights (a snapshot)
-    strong = OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0, average=0.0)
+    strong = OnlineLearning(enabled=True, lr=3e-3, steps=10, l2sp=0.0)
     learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], strong)
     learner.learn([(SOURCE, EDITED)])
     tr.weights_changed()
@@ -69,9 +69,7 @@ def test_nothing_learned_or_learning_off_is_the_parent_bit_for_bit(tiny_trained,
         assert a.best.token_ids == b.best.token_ids and a.best.token_logprobs == b.best.token_logprobs
 
 
-@pytest.mark.parametrize("average", [0.0, 0.9])
-def test_the_learned_weights_reload_and_a_resumed_run_goes_on_as_one(tiny_trained, tmp_path, average):
-    ON = OnlineLearning(enabled=True, average=average)  # noqa: N806 (averaged: the live weights are kept too)
+def test_the_learned_weights_reload_and_a_resumed_run_goes_on_as_one(tiny_trained, tmp_path):
     memory = tmp_path / "memory.sqlite"
     pairs = [EARLIER[0], (SOURCE, EDITED), EARLIER[1]]
     whole = fresh(tiny_trained)
@@ -90,24 +88,6 @@ def test_the_learned_weights_reload_and_a_resumed_run_goes_on_as_one(tiny_traine
     assert all(torch.equal(p, dict(first.model.named_parameters())[n]) for n, p in again.model.named_parameters())
     resumed.learn([pairs[2]])
     assert all(torch.equal(p, dict(whole.model.named_parameters())[n]) for n, p in again.model.named_parameters())
-
-
-def test_the_weights_decoded_are_the_average_of_those_adam_moves(tiny_trained, tmp_path):
-    """average 0.9: after a confirmation the model holds 0.9 of its weights before + 0.1 of those Adam moved
-    (learner.live), and the next step starts from Adam's, so its path is the one without averaging."""
-    tr = fresh(tiny_trained)
-    parent = weights(tr)
-    plain = OnlineLearner.attach(fresh(tiny_trained), tmp_path / "plain.sqlite", [],
-                                 OnlineLearning(enabled=True, average=0.0))
-    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], OnlineLearning(enabled=True, average=0.9))
-    moved = dict(plain.model.named_parameters())
-    for pair in [(SOURCE, EDITED), EARLIER[0]]:
-        before = weights(tr)
-        plain.learn([pair])
-        learner.learn([pair])
-        assert all(torch.equal(learner.live[n], moved[n]) for n in parent)  # Adam's path is the same
-        assert all(torch.equal(p, before[n].mul(0.9).add(moved[n], alpha=0.1)) for n, p in tr.model.named_parameters())
-    assert any(not torch.equal(p, parent[n]) for n, p in tr.model.named_parameters())
 
 
 def test_clear_brings_back_the_parent_and_deletes_the_file(tiny_trained, tmp_path):
