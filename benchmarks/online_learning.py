@@ -16,11 +16,15 @@ Reported per setting: 2nd-half chrF / BLEU against the static model (its output 
 chrF with the adapted weights and the filled memory against the parent without one (the cost), and the time per
 segment: decode (adaptive; static: the parent, a second copy that never learns, decoding the same segment right
 before, so both share the machine's load; the first runs of RESULTS' grid timed the static pass apart, before) and
-learning, apart. `--cli` checks the goals through `nmt-desktop translate` itself (`cli_check`).
+learning, apart. `--cli` checks the goals through `nmt-desktop translate` itself (`cli_check`). `--counts N...`
+scores, from one run, the count gates (the learned weights only for a text with at least N memory matches, else
+the parent's weights with kNN): the setting then decodes every segment both ways.
 
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split dev --segments 150 --tatoeba 300 --grid
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --tatoeba 500 --set '{"lr": 1e-4}'
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --segments 0 --tatoeba 500 --cli
+    nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --segments 0 --tatoeba 500 \
+        --set '{"replay": 3, "l2sp": 3e-2, "stale_keys": true, "seed": 1}' --counts 1 4 9
 """
 
 from __future__ import annotations
