@@ -4,7 +4,7 @@ did: `<memory file>.states-<fingerprint>/`, one safetensors shard per write hold
 added (each written atomically: a temporary file in the same folder, fsync'd, then `os.replace`; never pickle).
 
 A state is named by its entry's id and a digest of its source and target, so an edited entry is decoded anew;
-the fingerprint names the model (its parameters, and int8 or not). A shard that cannot be read is passed over
+the fingerprint names the model (its parameters, and int8 or not: `model_fingerprint`). A shard that cannot be read is passed over
 (its states are decoded again). Past `SHARDS` shards the next load merges them into one, keeping each entry's
 latest state only.
 """
@@ -19,19 +19,26 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from nmt_desktop.core.adaptation.learned_weights import fingerprint
+
 __all__ = ["KeptStates", "SHARDS", "model_fingerprint", "state_name"]
 
 SHARDS = 16
 
 
 def model_fingerprint(model: nn.Module, int8: bool) -> str:
-    """16 hex digits of the sha256 of the model's state (parameters and buffers: an int8 copy's packed weights
-    too) and whether it is int8: the forced states of two models differ unless these are equal."""
-    digest = hashlib.sha256(b"int8" if int8 else b"float")
-    for name, tensor in model.state_dict().items():
-        if isinstance(tensor, Tensor):
-            digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode())
-            digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    """16 hex digits naming the model: a float model's are learned_weights.fingerprint's (the name its learned
+    weights are kept under too); an int8 copy's, of its whole state (its packed weights are no parameters) and the
+    word int8, so the forced states of two models share a name only when the models are equal."""
+    if not int8:
+        return fingerprint(model)
+    digest = hashlib.sha256(b"int8")
+    for name, value in model.state_dict().items():
+        for tensor in value if isinstance(value, tuple) else (value,):  # packed weights: (weight, bias)
+            if isinstance(tensor, Tensor):
+                tensor = tensor.dequantize() if tensor.is_quantized else tensor
+                digest.update(f"{name}{tuple(tensor.shape)}{tensor.dtype}".encode())
+                digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:16]
 
 

@@ -131,3 +131,19 @@ def test_a_kept_state_of_another_shape_is_decoded_again(tiny_trained, memory, de
         {state_name(entry.id, entry.source, entry.target): torch.zeros(2, tiny_trained[0].config.d_model)})
     again = fresh(tiny_trained, memory).translate_batch(TEXTS)
     assert len(decoded) == 3 and [t.text for t in again] == [t.text for t in first]
+
+
+def test_the_fingerprint_names_float_models_as_learned_weights_do_and_int8_ones_by_their_packed_weights():
+    from random_models import random_model
+
+    from nmt_desktop.core.adaptation.learned_weights import fingerprint
+    from nmt_desktop.core.decoding.int8 import quantize_int8
+
+    model = random_model(seed=0)
+    assert model_fingerprint(model, False) == fingerprint(model)
+    one, other = quantize_int8(random_model(seed=0)), quantize_int8(random_model(seed=0))
+    assert model_fingerprint(one, True) == model_fingerprint(other, True)
+    fc1 = other.encoder_layers[0].ffn.fc1  # one packed weight changed, nothing else
+    weight, bias = fc1._packed_params._weight_bias()
+    fc1.set_weight_bias(torch.quantize_per_tensor(weight.dequantize() * 2, 0.1, 0, torch.qint8), bias)
+    assert model_fingerprint(one, True) != model_fingerprint(other, True)
