@@ -41,9 +41,10 @@ if TYPE_CHECKING:
 __all__ = ["ContinuousDecoding", "PLAIN_CONFIG"]
 
 PLAIN_CONFIG = decode_config(DecodeKey())  # greedy, as the whole batches decode it
-# Sentences waiting before they are handed to the encoding thread while the search is at least half full (the
-# compiled encoder: one sentence 0.7 ms, each of 4 together 0.35 ms, of 8 0.3 ms on the bundled en-de: the
-# encoding thread shares the machine with this one); a fuller search waits at most _ENCODE_WITHIN steps for them
+# Sentences waiting before they are handed to the encoding thread while the search is at least half full (a
+# sentence encoded alone costs about twice its share of a group of 4, and the encoding thread shares the machine
+# with this one; 2/1 or 4/1 instead of 4/2 made no difference beyond the noise: RESULTS); a fuller search waits at
+# most _ENCODE_WITHIN steps for them
 _ENCODE_TOGETHER = 4
 _ENCODE_WITHIN = 2
 # Answers held before they are sent, while the search runs: every send wakes the server's side, which took the
