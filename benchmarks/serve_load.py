@@ -3,10 +3,13 @@
 A real server process is started (`python -m nmt_desktop serve -m MODEL --port 0 --log-json`, the bundled
 en-de by default; its port read from the "listening" line). The sentences are the first `--sentences` unique
 English sentences of /work/shared/data's Tatoeba en-de dev set (never committed). For each client count, the
-clients (threads, one `httpx.Client` each) take the next sentence from a shared list and POST it alone to
-LibreTranslate's `/translate` ({"q": sentence, "source": "en", "target": "de", "format": "text"}) until the
-list is done. Reported per client count: sentences/s (sentences / wall time of the pass), p50 and p99 latency
-of one request. Then:
+clients (threads) take the next sentence from a shared list and POST it alone to LibreTranslate's `/translate`
+({"q": sentence, "source": "en", "target": "de", "format": "text"}) until the list is done. Each client is one
+keep-alive socket that sends the request's bytes and reads the reply by its Content-Length (`RawClient`, 0.1-0.3 s
+of CPU per 1,500 requests); `--client httpx` uses an `httpx.Client` per thread instead, as runs before 2026-11-28
+20:00 did (1.0-1.4 s of CPU per 1,500 requests: on a 2-core machine, CPU taken from the server it measures).
+Reported per client count: sentences/s (sentences / wall time of the pass), p50 and p99 latency of one request.
+Then:
 
 * offline: `Translator.translate_batch` on the same sentences in this process, with the server's decoding
   (greedy, cross-attention on, no alternatives, batches of 32) and the same thread count; the server's
@@ -153,9 +156,53 @@ def cpu_seconds(pid: int | None) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+class RawClient:
+    """One keep-alive HTTP/1.1 connection that POSTs prepared JSON bytes and reads the reply by its Content-Length:
+    a load generator that costs the machine little (httpx spends about 0.8 ms of CPU per request here, CPU the
+    server on the same 2 cores then lacks), so the figures are the server's rather than the client library's."""
+
+    def __init__(self, url: str, timeout: float = 300):
+        import socket
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.host = parts.netloc
+        self.sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
+        self.buffer = b""
+
+    def post_json(self, path: str, payload: dict) -> tuple[int, bytes]:
+        body = json.dumps(payload).encode()
+        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        self.sock.sendall(head + body)
+        while b"\r\n\r\n" not in self.buffer:
+            self._read()
+        header, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+        lines = header.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = next((int(v) for k, _, v in (line.partition(":") for line in lines[1:])
+                       if k.strip().lower() == "content-length"), None)
+        if length is None:
+            raise ValueError(f"a reply without Content-Length from {self.host}: use --client httpx")
+        while len(self.buffer) < length:
+            self._read()
+        reply, self.buffer = self.buffer[:length], self.buffer[length:]
+        return status, reply
+
+    def _read(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        self.buffer += chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def run_pass(name: str, url: str, sentences: list[str], clients: int, source: str, target: str,
-             server_pid: int | None = None) -> Pass:
-    """Send every sentence once from `clients` threads; the answers in sentence order."""
+             server_pid: int | None = None, client_kind: str = "raw") -> Pass:
+    """Send every sentence once from `clients` threads (a RawClient or an httpx.Client each); the answers in
+    sentence order."""
     import httpx
 
     answers: list[str] = [""] * len(sentences)
@@ -165,8 +212,17 @@ def run_pass(name: str, url: str, sentences: list[str], clients: int, source: st
     lock = threading.Lock()
     start = threading.Barrier(clients + 1)
 
+    def post(http, payload: dict) -> tuple[bool, str]:
+        if client_kind == "httpx":
+            reply = http.post("/translate", json=payload)
+            ok = reply.status_code == 200
+            return ok, reply.json().get("translatedText", "") if ok else reply.text[:200]
+        status, body = http.post_json("/translate", payload)
+        return status == 200, json.loads(body).get("translatedText", "") if status == 200 else body[:200].decode()
+
     def client() -> None:
-        with httpx.Client(base_url=url, timeout=300) as http:
+        http = httpx.Client(base_url=url, timeout=300) if client_kind == "httpx" else RawClient(url)
+        try:
             start.wait()
             while True:
                 with lock:
@@ -175,11 +231,8 @@ def run_pass(name: str, url: str, sentences: list[str], clients: int, source: st
                     return
                 t0 = time.perf_counter()
                 try:
-                    reply = http.post("/translate", json={"q": sentences[i], "source": source, "target": target,
-                                                          "format": "text"})
-                    ok = reply.status_code == 200
-                    text = reply.json().get("translatedText", "") if ok else reply.text[:200]
-                except httpx.HTTPError as exc:
+                    ok, text = post(http, {"q": sentences[i], "source": source, "target": target, "format": "text"})
+                except (httpx.HTTPError, OSError, ValueError) as exc:
                     ok, text = False, f"{type(exc).__name__}: {exc}"
                 ms = 1000 * (time.perf_counter() - t0)
                 with lock:
@@ -188,6 +241,8 @@ def run_pass(name: str, url: str, sentences: list[str], clients: int, source: st
                         answers[i] = text
                     else:
                         errors.append(text)
+        finally:
+            http.close()
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
@@ -255,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--whole-batches", action="store_true",
                         help="also run `serve --whole-batches` (plain lines in whole batches, as before continuous "
                              "batching) in the same rounds, as server \"ours-whole-batches\"")
+    parser.add_argument("--client", choices=("raw", "httpx"), default="raw",
+                        help="raw: one keep-alive socket per client thread, little CPU (default); httpx: an "
+                             "httpx.Client per thread, as earlier runs measured")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write the results as JSON here")
     args = parser.parse_args(argv)
 
@@ -277,14 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     rounds: list[dict] = []
     try:
         for name, url in servers:
-            run_pass(name, url, sentences[:8], 1, args.source, args.target)  # warm-up
+            run_pass(name, url, sentences[:8], 1, args.source, args.target, client_kind=args.client)  # warm-up
         for r in range(args.rounds):  # every server and the baseline in each round: a load change hits all alike
             this: dict = {"round": r + 1, "load": round(os.getloadavg()[0], 2)}
             tops: dict[str, Pass] = {}
             for name, url in servers:
                 pid = children[name].proc.pid if name in children else None
                 for n in counts:
-                    passes.append(run_pass(name, url, sentences, n, args.source, args.target, pid))
+                    passes.append(run_pass(name, url, sentences, n, args.source, args.target, pid, args.client))
                     _print(passes[-1])
                     this[f"{name}_{n}"] = passes[-1].sentences_per_s
                     if n == top:
@@ -301,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{this['cpu_ratio' + suffix]}", flush=True)
             rounds.append(this)
         if 1 not in counts:  # the sequential answers the top count's must equal: one client, once
-            passes.append(run_pass("ours", children["ours"].url, sentences, 1, args.source, args.target))
+            passes.append(run_pass("ours", children["ours"].url, sentences, 1, args.source, args.target, client_kind=args.client))
     finally:
         codes = {name: child.stop() for name, child in children.items()}
         code = codes["ours"]
@@ -311,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     def median_of(name: str, n: int, key: str) -> float:
         return round(statistics.median(getattr(p, key) for p in passes if p.server == name and p.clients == n), 2)
 
-    report: dict = {"sentences": len(sentences), "data": str(args.data), "threads": args.threads,
+    report: dict = {"sentences": len(sentences), "data": str(args.data), "threads": args.threads, "client": args.client,
                     "model": args.model, "load_before": round(load_before, 2),
                     "load_after": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(), "server_exit_code": code,
                     "medians": {f"{name} {n}": {k: median_of(name, n, k) for k in ("sentences_per_s", "p50_ms",
