@@ -214,6 +214,8 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
             continue
         if runs[order[a]].verbatim and runs[order[b]].verbatim:
             continue  # neither can hold a space (adapters write a verbatim run from its source)
+        if runs[order[b]].verbatim and runs[order[a]].formatted and _glued_in_source(runs, order[b]):
+            continue  # a note reference glued to the text before it ("second.<sup>1</sup>"): no space in a <sup>
         first, second = runs[order[a]], runs[order[b]]
         both = first.formatted and second.formatted  # where the source had the space: " car" after <b>red</b>
         if (first.formatted and not second.formatted) or first.verbatim \
@@ -227,6 +229,12 @@ def transfer(runs: Sequence[RunInfo], source_runs: Sequence[int], target_words: 
     elif texts:
         texts[0] = lead + trail
     return [TranslatedRun(r, text) for r, text in zip(order, texts)]
+
+
+def _glued_in_source(runs: Sequence[RunInfo], r: int) -> bool:
+    """Whether run r's source text followed the run before it with no white space between them."""
+    before, text = (runs[r - 1].text if r else None), runs[r].text
+    return bool(before) and bool(text) and not before[-1:].isspace() and not text[:1].isspace()
 
 
 @dataclass

@@ -139,3 +139,13 @@ def test_white_space_around_a_span_takes_no_words_so_the_span_stays_whole() -> N
     out = transfer(runs, source_runs, words, np.zeros((11, 9)), links, {}, "\n   ", "\n   ")
     assert {t.index for t in out if t.text.strip()} == {1, 2, 3}, out  # the span's runs only: one span
     assert "".join(t.text for t in out).split() == words and joined(out).startswith("\n   "), out
+
+
+def test_a_note_reference_glued_to_the_text_before_it_puts_no_space_into_a_superscript_before_it() -> None:
+    # "Light at 10<sup>8</sup> per second.<sup><a>1</a></sup>": the model put the note's "1" right after "108";
+    # the space between the two would go into the <sup>8</sup> (the verbatim note cannot hold it): none is put
+    runs = infos(("plain", "Light at 10"), ("style", "8"), ("plain", " per second."), ("verbatim", "1"))
+    words = "Licht pro Sekunde bei 108 1".split()
+    links = [(0, 0), (1, 3), (2, 4), (3, 1), (4, 2)]
+    out = transfer(runs, [0, 0, 0, 2, 2], words, np.zeros((6, 5)), links, {5: 3})
+    assert [(t.index, t.text) for t in out if t.text] == [(2, "Licht pro Sekunde bei 10"), (1, "8"), (3, "1")]
