@@ -179,7 +179,8 @@ def test_a_failed_encoding_fails_its_requests_and_the_next_ones_are_answered(tra
 
 
 PIPELINE_TEXTS = ["What! This T-shirt is 3,000 yen? This is a rip-off!", "Here's $5.", "I had no more than 200 yen.",
-                  "The cat sleeps on the sofa.", "Write to info@example.org about the cat.", "The dog is small."]
+                  "The cat sleeps on the sofa.", "Write to info@example.org about the cat.", "The dog is small.",
+                  "She died when she was 54 years old."]
 
 
 def test_lines_the_pipeline_prepares_join_the_search_and_get_the_pipelines_answers(translator, monkeypatch):
@@ -210,3 +211,4 @@ def test_lines_the_pipeline_prepares_join_the_search_and_get_the_pipelines_answe
     assert answers[True] == answers[False]
     assert "3,000" in answers[True][0] and "$5" in answers[True][1] and "200" in answers[True][2]
     assert "Mieze" in answers[True][3] and "info@example.org" in answers[True][4] and "Mieze" in answers[True][4]
+    assert "54" in answers[True][6].split() and "fünfundzwanzig" not in answers[True][6]  # the model's own: 25

@@ -19,7 +19,7 @@ glossary in benchmarks/RESULTS.md ("Documents, glossaries and do-not-translate")
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from nmt_desktop.core.decoding import threads
 from nmt_desktop.core.decoding.lockstep import Procedure, run_lockstep
 from nmt_desktop.core.decoding.pipeline import length_sorted
 from nmt_desktop.core.documents.glossary import Term, glued_uses, target_as_word
+from nmt_desktop.core.documents.number_words import says_number
 from nmt_desktop.core.documents.placement import Span, place
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Constraint:
     end: int
     term: Term
     kept: bool = False
+    words: tuple[str, ...] = ()  # a small number's words in the target language, which count as keeping it
 
 
 @dataclass(frozen=True)
@@ -176,12 +178,13 @@ def repair_steps(translator: "Translator", unit: "Unit", translation: "Translati
     A procedure (decoding/lockstep.py): many sentences' repairs run together."""
     language = translator.config.tgt_lang.split("_")[0].lower()
     unforced, terms = translation, [c.term for c in constraints]
+    words = {c.term: c.words for c in constraints if c.words}
     kept = 0  # target tokens at the start that hold the terms forced so far
     decodes = 0
     standing: list[Term] = []  # the terms used or placed so far: each must stay its own word
     outcomes: list[TermOutcome] = []
     for c in constraints:
-        if target_as_word(translation.text, c.term):
+        if target_as_word(translation.text, c.term) or says_number(translation.text, c.words):
             outcomes.append(TermOutcome(c.term, "used", unit.text, c.kept))
             standing.append(c.term)
             continue
@@ -189,7 +192,7 @@ def repair_steps(translator: "Translator", unit: "Unit", translation: "Translati
         keep = [c.term, *standing]
         placement = yield from place(translator, unit, translation, c.term, spans, cfg, language,
                                      None if c.kept else source_plural(unit.text[c.start:c.end], c.term),
-                                     lambda text: broken_terms(text, unforced.text, keep, terms), required=c.kept)
+                                     lambda text: broken_terms(text, unforced.text, keep, terms, words), required=c.kept)
         decodes += placement.decodes
         if placement.translation is None:
             outcomes.append(TermOutcome(c.term, "not placed", unit.text, c.kept, placement.rest, placement.reason))
@@ -197,7 +200,7 @@ def repair_steps(translator: "Translator", unit: "Unit", translation: "Translati
         translation, kept = placement.translation, placement.kept
         standing.append(c.term)
         outcomes.append(TermOutcome(c.term, placement.status, unit.text, c.kept, placement.rest))
-    why = broken_terms(translation.text, unforced.text, standing, terms)
+    why = broken_terms(translation.text, unforced.text, standing, terms, words)
     if why:  # not expected (each placement was checked): the last state all terms agree on is the unforced one
         translation = unforced
         outcomes = [o if o.status in ("used", "not placed") else
@@ -206,14 +209,16 @@ def repair_steps(translator: "Translator", unit: "Unit", translation: "Translati
     return Repaired(translation, outcomes, decodes)
 
 
-def broken_terms(text: str, before: str, keep: Sequence[Term], terms: Sequence[Term]) -> str:
+def broken_terms(text: str, before: str, keep: Sequence[Term], terms: Sequence[Term],
+                 words: Mapping[Term, tuple[str, ...]] | None = None) -> str:
     """Why `text` breaks a term of `keep` ("": it does not): the first is the one being placed, the others
-    were used or placed before it. Each must stand as its own word (`target_as_word`, inflected too) and be
-    glued into another word no more often than in `before`, the translation without the glossary (a word
-    that is another of the sentence's `terms` is no glue: "Kind" in "Kinderwagen")."""
+    were used or placed before it. Each must stand as its own word (`target_as_word`, inflected too; a small
+    number also as one of its `words`: "quinze" for 15) and be glued into another word no more often than in
+    `before`, the translation without the glossary (a word that is another of the sentence's `terms` is no glue:
+    "Kind" in "Kinderwagen")."""
     for n, term in enumerate(keep):
         name = "it" if n == 0 else f"the term '{term.target}'"
-        if not target_as_word(text, term):
+        if not target_as_word(text, term) and not says_number(text, (words or {}).get(term, ())):
             return "it would not stand as its own word" if n == 0 else f"it would push out {name}"
         if glued_uses(text, term, terms) > glued_uses(before, term, terms):
             return f"{name} would be glued into another word"

@@ -33,6 +33,9 @@ DEFAULT_PATTERN = re.compile("|".join(f"(?:{p})" for p in (_URL, _EMAIL, _EMOJI)
 # numbers are not hidden from the model (it needs them to word the sentence: "It costs 250 euros" came out as
 # "250 kostet Euro" with a placeholder), only kept: a number the model changed is forced back in
 NUMBER_PATTERN = re.compile(_NUMBER)
+# a bare one- or two-digit number ("18 apples", "Article 9"), not part of a time, date, decimal or range ("2:30",
+# "5/9", "3.5"): kept where the target language's words for it can be checked (number_words.py)
+SMALL_NUMBER_PATTERN = re.compile(r"(?<![\w.,:/+-])\d{1,2}(?![\w:]|[.,/-]\d)")
 
 
 @dataclass(frozen=True)
@@ -106,4 +109,12 @@ def number_spans(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[tuple
     """Numbers the translation must keep as they are ("5 kg", "3.5 GHz", "1,000", "555-1234"), outside
     the spans already taken by placeholders."""
     return [(m.start(), m.end()) for m in NUMBER_PATTERN.finditer(text)
+            if all(m.end() <= s or m.start() >= e for s, e in taken)]
+
+
+def small_number_spans(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Bare one- or two-digit numbers ("18", "9"), outside `taken` and outside number_spans' numbers: kept as
+    the number, in digits or in the target language's words (number_words.py)."""
+    taken = [*taken, *number_spans(text, taken)]
+    return [(m.start(), m.end()) for m in SMALL_NUMBER_PATTERN.finditer(text)
             if all(m.end() <= s or m.start() >= e for s, e in taken)]

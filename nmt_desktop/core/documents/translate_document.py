@@ -35,7 +35,9 @@ from nmt_desktop.core.documents.glossary import Glossary, Term, find_terms
 from nmt_desktop.core.documents.given_translation import (given_block, position_alignment, run_infos,
                                                            source_words)
 from nmt_desktop.core.documents.inline_transfer import transfer
-from nmt_desktop.core.documents.placeholders import Protected, dnt_spans, number_spans, protect, restore
+from nmt_desktop.core.documents.number_words import number_words
+from nmt_desktop.core.documents.placeholders import (Protected, dnt_spans, number_spans, protect, restore,
+                                                     small_number_spans)
 
 if TYPE_CHECKING:
     from nmt_desktop.core.decoding.results import Translation, Unit
@@ -113,8 +115,17 @@ def _styled(block: Block) -> bool:
     return len(looks) > 1
 
 
+def target_language(translator: "Translator") -> str:
+    """The translation's language code ("de", "fra"; "" unknown): a multilingual model's chosen >>code<<, else
+    the model's own target language."""
+    config = getattr(translator, "config", None)
+    language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
+    return language.strip("<>")
+
+
 def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -> _Prepared | None:
     text = block.text
+    language = target_language(translator)
     if block.verbatim or not text.strip():
         return None
     stripped = text.strip()
@@ -156,6 +167,9 @@ def _prepare(translator: "Translator", block: Block, options: DocumentOptions) -
             names = [(p.start - start, p.end - start) for p in protected.placeholders]
             for s, e in number_spans(unit.text, names):
                 found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e]), kept=True))
+            for s, e in small_number_spans(unit.text, names):  # kept where the language's words can be checked
+                if (words := number_words(int(unit.text[s:e]), language)) is not None:
+                    found.append(Constraint(s, e, Term(unit.text[s:e], unit.text[s:e]), kept=True, words=words))
         constraints.append(sorted(found, key=lambda c: c.start))
     return _Prepared(protected, new_owners, units, starts, constraints, verbatim_names, lead, trail, cut)
 
@@ -199,9 +213,7 @@ def translate_document(translator: "Translator", document: Document, cfg: Decode
         raise Cancelled()
     results = _assembled(translator, document.blocks, prepared, translations, options, reused)
     if hasattr(document, "target_language"):  # OOXML adapters mark translated runs with it (w:lang, a:rPr lang)
-        config = getattr(translator, "config", None)
-        language = getattr(translator, "target_language", None) or getattr(config, "tgt_lang", "") or ""
-        document.target_language = language.strip("<>") or None
+        document.target_language = target_language(translator) or None
     if hasattr(document, "block_trust"):  # bilingual files write each segment's trust estimate (core/bilingual/)
         document.block_trust = [_trust(translator, result.sentences) for result in results]
     cut = [(block.where, prep.cut) for block, prep in zip(document.blocks, prepared) if prep and prep.cut]
