@@ -85,6 +85,7 @@ class Learning:
     ema: float = 0.0  # > 0: decode with an exponential moving average of the learned weights (this decay per step)
     decay_after: int = 0  # > 0: after this many confirmations the lr falls as 1/t (lr * decay_after / t)
     stale_keys: bool = False  # keep the memory's forced states of older weights (each decoded on confirming)
+    interp: float = 1.0  # < 1: decode w0 + interp * (w - w0), the weights Adam moves pulled back (WiSE-FT)
 
 
 def chosen(model: torch.nn.Module, which: str) -> list[torch.nn.Parameter]:
@@ -110,7 +111,8 @@ class Learner:
         self.everyday = tatoeba_train(20000) if learning.general else []
         self.turn = learning.seed  # order "cycle": the next earlier pair to replay
         self.average = [p.detach().clone() for p in self.params] if learning.ema else []  # ema: decoded
-        self.live = [p.detach().clone() for p in self.params] if learning.ema else []  # ema: what Adam moves
+        # ema, interp: what Adam moves (the model decodes their average, or their interpolation with the parent)
+        self.live = [p.detach().clone() for p in self.params] if learning.ema or learning.interp < 1 else []
 
     def replayed(self) -> list[tuple[str, str]]:
         n = min(self.learning.replay, len(self.seen))
@@ -136,7 +138,7 @@ class Learner:
         """`steps` steps on pairs (mean token loss + L2-SP), then fresh decoding caches."""
         model, pad = self.tr.model, self.tr.config.pad_id
         src, tgt_in, tgt_out = self.batch(pairs)
-        if self.learning.ema:  # Adam moves the live weights; the model decodes their average
+        if self.live:  # Adam moves the live weights; the model decodes their average or interpolation
             with torch.no_grad():
                 for p, live in zip(self.params, self.live):
                     p.copy_(live)
@@ -155,6 +157,11 @@ class Learner:
                     live.copy_(p)
                     avg.mul_(self.learning.ema).add_(p, alpha=1 - self.learning.ema)
                     p.copy_(avg)
+        elif self.live:
+            with torch.no_grad():
+                for p, live, p0 in zip(self.params, self.live, self.parent):
+                    live.copy_(p)
+                    p.copy_(p0 + self.learning.interp * (p - p0))
         self.refresh()
 
     def refresh(self) -> None:
@@ -182,8 +189,9 @@ class Learner:
         with torch.no_grad():
             for p, p0 in zip(self.params, self.parent):
                 p.copy_(p0)
-            for p0, live, avg in zip(self.parent, self.live, self.average):
+            for p0, live in zip(self.parent, self.live):
                 live.copy_(p0)
+            for p0, avg in zip(self.parent, self.average):
                 avg.copy_(p0)
         self.optimizer.state.clear()
         self.refresh()
