@@ -250,6 +250,12 @@ def protocol(tr: Translator, pairs: list[tuple[str, str]], learning: Learning, a
     return run
 
 
+def tenth(words: list[int]) -> float:
+    """The 10th percentile of segment lengths in words."""
+    ordered = sorted(words)
+    return ordered[int(0.1 * (len(ordered) - 1))] if ordered else 0
+
+
 def gated(learned: list[str], parent_knn: list[str], counts: list[int], at_least: int) -> list[str]:
     """The output of the count gate: the learned weights where a text has `at_least` memory matches, else the
     parent's weights (with the kNN mixture of the matches it has)."""
@@ -294,12 +300,22 @@ def evaluate(tr: Translator, pairs: list[tuple[str, str]], static: list[str], le
             parent.adaptation = adaptation
             every_knn = [t.text for t in parent.translate_batch(sources, CFG)] if sources else []
             parent.adaptation = None
+            # the length gate: a text at least as long (in words) as the memory's shortest tenth of segments
+            words = [len(s.split()) for s, _ in pairs]
+            long_domain = [i < 10 or words[i] >= tenth(words[:i]) for i in range(len(pairs))]
+            long_every = [len(s.split()) >= tenth(words) for s in sources]
             for n in counts:
-                chrf, bleu = scores(gated(run.adaptive, run.parent_knn, run.counts, n)[half:], refs[half:])
-                lines = gated(adapted, every_knn, every_counts, n) if general else []
-                gates.append((n, chrf, bleu, corpus_chrf(lines, [[t for _, t in general]]) if general else 0.0,
-                              sum(c >= n for c in every_counts)))
+                for length in (False, True):
+                    seg = [c if ok or not length else -1 for c, ok in zip(run.counts, long_domain)]
+                    every = [c if ok or not length else -1 for c, ok in zip(every_counts, long_every)]
+                    chrf, bleu = scores(gated(run.adaptive, run.parent_knn, seg, n)[half:], refs[half:])
+                    lines = gated(adapted, every_knn, every, n) if general else []
+                    gates.append((f"{n}{' and long' if length else ''}", chrf, bleu,
+                                  corpus_chrf(lines, [[t for _, t in general]]) if general else 0.0,
+                                  sum(c >= n for c in every)))
             out["gates"] = gates
+            out["lines"] = {"adaptive": run.adaptive, "parent_knn": run.parent_knn, "counts": run.counts,
+                            "everyday_adapted": adapted, "everyday_knn": every_knn, "everyday_counts": every_counts}
     learner.restore()
     tr.adaptation = None
     return out

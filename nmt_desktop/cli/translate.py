@@ -80,11 +80,11 @@ def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                         "memory (created when missing)")
     m.add_argument("--learn-weights", action="store_true", default=None,
                    help="with --learn: the model also takes a learning step on each confirmed pair (online "
-                        "learning, off by default: see the adaptation guide); what it learned is kept beside FILE "
-                        "per model, and later runs with --memory FILE (and the app) use it")
+                        "learning, the default: see the adaptation guide); what it learned is kept beside FILE "
+                        "per model, and later runs with --memory FILE (and the app) use it for text like the "
+                        "memory's segments")
     m.add_argument("--no-learn-weights", action="store_false", dest="learn_weights",
-                   help="with --learn: confirm the pairs into the memory only, the weights stay as they are "
-                        "(the default)")
+                   help="with --learn: confirm the pairs into the memory only, the weights stay as they are")
     a = p.add_argument_group("analysis")
     a.add_argument("--prefix", metavar="TEXT",
                    help="force every translation to start with this target-side text, then decode freely")
@@ -165,22 +165,30 @@ def _translate_inputs(translator: Any, texts: list[str], cfg: DecodeConfig, batc
     return results
 
 
-def _gated(translator: Any, learner: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
+def _gated(translator: Any, parent: Any, learner: Any, texts: list[str], cfg: DecodeConfig, batch_size: int,
            **options: Any) -> list[tuple[Any | None, str | None]]:
-    """`_translate_inputs` with what online learning kept: inputs with a memory match with the learned weights,
-    the others with the parent's, bit for bit (`OnlineLearning.gate`); in input order."""
+    """`_translate_inputs` with what online learning kept: the inputs the gate gives the learned weights
+    (`OnlineLearner.wants_learned`) by `translator`, the others by `parent`, a second copy of the model that keeps
+    the parent's weights (so no batch swaps weights, which made the backend prepare them anew twice per batch);
+    in input order."""
     if learner is None:
         return _translate_inputs(translator, texts, cfg, batch_size, **options)
-    matched = [not learner.settings.gate or bool(translator.adaptation.lookup(t)) for t in texts]
+    learned = [learner.wants_learned(t, bool(translator.adaptation.lookup(t))) for t in texts]
     results: list[Any] = [None] * len(texts)
-    for learned in (True, False):
-        rows = [i for i, m in enumerate(matched) if m == learned]
-        if rows and learner.use(learned):
-            translator.weights_changed()
-        for i, result in zip(rows, _translate_inputs(translator, [texts[i] for i in rows], cfg, batch_size, **options)
+    for which, by in ((True, translator), (False, parent)):
+        rows = [i for i, m in enumerate(learned) if m == which]
+        for i, result in zip(rows, _translate_inputs(by, [texts[i] for i in rows], cfg, batch_size, **options)
                              if rows else []):
             results[i] = result
     return results
+
+
+def _parent_copy(translator: Any, args: argparse.Namespace) -> Any:
+    """A second copy of the model, with the parent's weights and the same memory, for the inputs the online
+    learning gate gives the parent (`_gated`)."""
+    parent = load_translator(args.model, args, args.target_lang)
+    parent.adaptation = translator.adaptation
+    return parent
 
 
 def _with_glossary(translator: Any, texts: list[str], cfg: DecodeConfig, options: Any, total: Any) -> list[Any]:
@@ -298,13 +306,28 @@ def _adapt(translator: Any, memory: Any, learn: bool, learn_weights: bool | None
     from nmt_desktop.core.adaptation.online_learning import OnlineLearner
 
     learn = learn and (adaptation.learning.enabled if learn_weights is None else learn_weights)
-    earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] if learn else []
+    kept = any(Path(memory.path).parent.glob(f"{Path(memory.path).name}.learned-*.safetensors"))
+    # the memory's pairs: what learning replays, and what the gate measures a text's length against
+    earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] \
+        if learn or kept else []
     learning = dataclasses.replace(adaptation.learning, enabled=learn)
     try:
         return pair, OnlineLearner.attach(translator, memory.path, earlier, learning)
     except LearnedWeightsError as exc:
         memory.close()
         raise CLIError(str(exc)) from None
+
+
+def _keep_learned_states(translator: Any, memory: Any, pair: Any) -> None:
+    """After a run that learned: the memory's segments decoded once under the weights it ends with and kept beside
+    the memory under their fingerprint (kept_states.py), so that the next `translate --memory` reads them instead of
+    decoding again every segment its lines match (most of the 1.6x its decoding took, RESULTS round 9)."""
+    from nmt_desktop.core.adaptation.memory_use import MemorySource
+
+    translator.weights_replaced()
+    since = translator.adaptation.since
+    translator.remember([MemorySource(int(e.id), e.source, e.target, 1.0) for e in memory.entries(pair)
+                         if e.id is not None and e.changed >= since and e.target.strip()])
 
 
 def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | None]]:
@@ -341,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
     memory = _open_memory(args)
     translator = load_translator(args.model, args, args.target_lang)
     pair, learner = (None, None) if memory is None else _adapt(translator, memory, args.learn, args.learn_weights)
+    parent = None if learner is None or not learner.settings.gate else _parent_copy(translator, args)
+    learned_before = 0 if learner is None else learner.learned
     layers, heads = translator.config.decoder_layers, translator.config.n_heads
     method = None
     if args.align:
@@ -387,7 +412,7 @@ def run(args: argparse.Namespace) -> int:
             references = [None] * len(batch)
             if args.learn:
                 batch, references = [p[0] for p in batch], [p[1] for p in batch]
-            results = _gated(translator, learner, batch, cfg, batch_size, **options)
+            results = _gated(translator, parent, learner, batch, cfg, batch_size, **options)
             for text, reference, (translation, error) in zip(batch, references, results):
                 if reference is None and args.learn:
                     translation, error = None, "--learn needs SOURCE<TAB>REFERENCE, and this line has no tab"
@@ -411,6 +436,8 @@ def run(args: argparse.Namespace) -> int:
                 index += 1
             sys.stdout.flush()
             progress.update(len(batch))
+        if learner is not None and learner.learned > learned_before:
+            _keep_learned_states(translator, memory, pair)
     finally:
         progress.close()
         if learner is not None:

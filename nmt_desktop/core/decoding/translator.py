@@ -257,6 +257,16 @@ class Translator:
         self._memory_keys.kept = None
         self.backend = type(self.backend)(self.model)
 
+    def weights_replaced(self) -> None:
+        """The model's weights were replaced as a whole (a learned update read from its file, or saved at the end
+        of a learning run) and stay so: the backend prepares them anew, the memory's states decoded under the old
+        weights are dropped, and the states kept beside the memory are those of the new weights (their own
+        fingerprint), read and written again."""
+        self._weights_changed = False
+        self._fingerprint = None
+        self._memory_keys = MemoryKeys()
+        self.backend = type(self.backend)(self.model)
+
     # --- scoring a given translation (scoring.py) ---------------------------------------------
 
     def score(self, source: str, target: str | Sequence[int], cfg: DecodeConfig | None = None) -> Translation:

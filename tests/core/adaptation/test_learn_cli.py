@@ -97,11 +97,11 @@ def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs
     assert metadata[0] == metadata[1] == {"learned": "3", "steps": "3"}
 
 
-def test_learning_is_off_without_learn_weights(model_dir, tmp_path):
+def test_learn_learns_the_weights_by_default(model_dir, tmp_path):
     proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn",
                    stdin="red cat runs\trennt katze rot\n")
     assert proc.returncode == 0, proc.stderr
-    assert not list(tmp_path.glob("m.sqlite.learned-*"))  # nothing learned beside the memory (its states are kept)
+    assert len(list(tmp_path.glob("m.sqlite.learned-*.safetensors"))) == 1  # what it learned, beside the memory
     proc = run_cli("translate", "-m", str(model_dir), "--memory", str(tmp_path / "m.sqlite"), "--learn-weights", "red")
     assert proc.returncode != 0 and "--learn-weights needs --learn" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -115,3 +115,44 @@ def test_no_learn_weights_keeps_the_weights_and_learn_weights_learns(model_dir, 
         assert proc.returncode == 0, proc.stderr
     assert not list(tmp_path.glob("off.sqlite.learned-*"))  # nothing learned beside the memory
     assert len(list(tmp_path.glob("on.sqlite.learned-*.safetensors"))) == 1
+
+
+def test_a_short_line_like_none_of_the_memorys_segments_gets_the_parents_weights(model_dir, tmp_path):
+    """The gate (OnlineLearner.wants_learned): with 10 or more segments in the memory, a line shorter than its
+    shortest tenth is translated with the parent's weights even where it matches, bit for bit; a line as long as
+    the segments, with a match, with the learned ones."""
+    # 12 segments of 7 words: the shortest tenth has 7
+    lines = [f"red cat runs blue dog sleeps {w}\trennt katze rot {w}" for w in "abcdefghijkl"]
+    memory = tmp_path / "m.sqlite"
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                   stdin="\n".join(lines) + "\n").returncode == 0
+    assert len(list(tmp_path.glob("m.sqlite.learned-*.safetensors"))) == 1
+    plain_memory = tmp_path / "plain.sqlite"
+    import shutil
+
+    shutil.copy(memory, plain_memory)  # the same memory, nothing learned beside it
+    runs = {}
+    long_line = "the small red cat runs blue dog"  # as long as the segments, a match, none of them
+    for text in ("red cat runs blue", long_line):
+        runs[text] = [json.loads(run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(m),
+                                         "--json", "--no-attention", text).stdout)["nbest"] for m in (memory, plain_memory)]
+    with TranslationMemory(memory, create=False) as tm:
+        assert tm.search("red cat runs blue", Pair.of("en", "xx"), min_score=30.0)  # a match, but 4 words
+    assert runs["red cat runs blue"][0] == runs["red cat runs blue"][1]  # the parent's weights, bit for bit
+    assert runs[long_line][0] != runs[long_line][1]  # the learned weights
+
+
+def test_a_learning_run_keeps_the_learned_models_states_and_the_next_run_decodes_none_again(model_dir, tmp_path):
+    """After `--learn` learned, the memory's segments are decoded once under the weights it saved and kept beside
+    the memory (kept_states.py), so a later `translate --memory` of lines matching them writes no new states."""
+    lines = ["red cat runs\trennt katze rot", "blue dog sleeps\tblau hund schlaeft",
+             "the small red cat runs\tder kleine rennt katze rot"]
+    memory = tmp_path / "m.sqlite"
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                   stdin="\n".join(lines) + "\n").returncode == 0
+    shards = sorted(tmp_path.glob("m.sqlite.states-*/*.safetensors"))
+    assert shards  # the learned model's states, kept when the run ended
+    later = run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory),
+                    "red cat runs blue", "the small red cat runs", "blue dog sleeps")
+    assert later.returncode == 0, later.stderr
+    assert sorted(tmp_path.glob("m.sqlite.states-*/*.safetensors")) == shards  # nothing decoded and kept anew

@@ -117,3 +117,19 @@ def test_a_damaged_file_is_one_sentence_naming_it(tiny_trained, tmp_path):
     with pytest.raises(LearnedWeightsError) as caught:
         OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [])
     assert str(caught.value).startswith(f"{store.path}: cannot read the learned weights")
+
+
+def test_the_gate_gives_the_learned_weights_to_text_like_the_memorys_segments_only():
+    from nmt_desktop.core.adaptation.online_learning import OnlineLearner, OnlineLearning
+
+    learner = OnlineLearner.__new__(OnlineLearner)
+    learner.settings, learner._short = OnlineLearning(), (-1, 0)
+    learner.seen = [("one two three four five six", "x")] * 3
+    assert learner.wants_learned("short", True) and not learner.wants_learned("short", False)  # under 10: any length
+    learner.seen = [(" ".join(["w"] * n), "x") for n in range(5, 25)]  # 20 segments of 5-24 words: tenth at 6
+    assert learner.short_length() == 6
+    assert not learner.wants_learned("five words are too few", True)
+    assert learner.wants_learned("six words are just long enough", True)
+    assert not learner.wants_learned("six words but no memory match", False)
+    learner.settings = OnlineLearning(gate=False)
+    assert learner.wants_learned("short", False)
