@@ -438,6 +438,7 @@ def run(args: argparse.Namespace) -> int:
             progress.update(len(batch))
         if learner is not None and learner.learned > learned_before:
             _keep_learned_states(translator, memory, pair)
+            learner.drop_loaded_states()  # the states of the learned weights this run started from
     finally:
         progress.close()
         if learner is not None:

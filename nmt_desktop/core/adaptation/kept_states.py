@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from nmt_desktop.core.adaptation.learned_weights import fingerprint
 
-__all__ = ["KeptStates", "SHARDS", "model_fingerprint", "state_name"]
+__all__ = ["KeptStates", "SHARDS", "drop_kept_states", "model_fingerprint", "state_name"]
 
 SHARDS = 16
 
@@ -46,6 +46,15 @@ def state_name(entry_id: int, source: str, target: str) -> str:
     """A segment's tensor name: its entry id and 16 hex digits of the sha256 of its source and target."""
     digest = hashlib.sha256((source + "\0" + target).encode()).hexdigest()[:16]
     return f"{entry_id}-{digest}"
+
+
+def drop_kept_states(memory_path: Path | str, model_fingerprint: str) -> None:
+    """Delete the states kept beside `memory_path` for one model (a learned model that was replaced or cleared:
+    nothing will ask for its states again); a folder that cannot be deleted is left, as a cache."""
+    import shutil
+
+    memory_path = Path(memory_path)
+    shutil.rmtree(memory_path.with_name(f"{memory_path.name}.states-{model_fingerprint}"), ignore_errors=True)
 
 
 class KeptStates:

@@ -33,6 +33,7 @@ class LearnedWeights:
 
     def __init__(self, memory_path: Path | str, model_fingerprint: str):
         memory_path = Path(memory_path)
+        self.memory_path = memory_path
         self.path = memory_path.with_name(f"{memory_path.name}.learned-{model_fingerprint}.safetensors")
 
     def load(self) -> tuple[dict[str, Tensor], dict[str, str]] | None:

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from nmt_desktop.core.adaptation.kept_states import drop_kept_states
 from nmt_desktop.core.adaptation.learned_weights import LearnedWeights, fingerprint
 
 __all__ = ["OnlineLearner", "OnlineLearning"]
@@ -70,6 +71,7 @@ class OnlineLearner:
         self.learned = 0  # confirmations learned from (the replay's seed: a resumed run draws the same pairs)
         self._set_aside: dict[str, Tensor] | None = None  # the learned weights while the parent's are used (`use`)
         self._short: tuple[int, int] = (-1, 0)  # (len(seen) it was computed at, the memory's 10th-percentile length)
+        self.loaded_fingerprint: str | None = None  # of the learned weights read from the store: names their states
 
     @property
     def optimizer(self) -> torch.optim.Adam:
@@ -196,6 +198,14 @@ class OnlineLearner:
         self.seen, self.learned, self._set_aside = [], 0, None
         if self.store is not None:
             self.store.drop()
+            self.drop_loaded_states()
+
+    def drop_loaded_states(self) -> None:
+        """Delete the memory states kept for the learned weights that were read from the store (replaced by a
+        learning run's, or cleared): no model will ask for them again."""
+        if self.store is not None and self.loaded_fingerprint is not None:
+            drop_kept_states(self.store.memory_path, self.loaded_fingerprint)
+            self.loaded_fingerprint = None
 
     @classmethod
     def attach(cls, translator: Any, memory_path: Path, earlier: Sequence[tuple[str, str]],
@@ -221,4 +231,5 @@ class OnlineLearner:
             tensors, meta = kept
             learner.load_state(tensors, int(meta.get("learned", "0")), int(meta.get("steps", "0")))
             translator.weights_replaced()  # the learned model's own states beside the memory
+            learner.loaded_fingerprint = fingerprint(translator.model)
         return learner

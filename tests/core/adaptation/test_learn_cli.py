@@ -156,3 +156,18 @@ def test_a_learning_run_keeps_the_learned_models_states_and_the_next_run_decodes
                     "red cat runs blue", "the small red cat runs", "blue dog sleeps")
     assert later.returncode == 0, later.stderr
     assert sorted(tmp_path.glob("m.sqlite.states-*/*.safetensors")) == shards  # nothing decoded and kept anew
+
+
+def test_a_second_learning_run_replaces_the_first_ones_kept_states(model_dir, tmp_path):
+    """Each learning run keeps the states of the weights it ends with; the next run's replace them (the folder of
+    the weights it started from is deleted), so runs do not pile folders up beside the memory."""
+    memory = tmp_path / "m.sqlite"
+    for line in ("red cat runs\trennt katze rot\n", "blue dog sleeps\tblau hund schlaeft\n"):
+        assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                       stdin=line).returncode == 0
+        folders = [f for f in tmp_path.glob("m.sqlite.states-*") if any(f.iterdir())]
+        assert len(folders) == 1, folders  # the parent's kept nothing (its weights changed at once): the last run's
+    first = folders[0]
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                   stdin="the small red cat runs\tder kleine rennt katze rot\n").returncode == 0
+    assert not first.exists()

@@ -18,7 +18,7 @@ from nmt_desktop.core.decoding.translator import Translator
 SOURCE, EDITED = "red cat runs", "rennt katze rot"  # a post-edit the model would never give (it keeps word order)
 EARLIER = [("blue dog sleeps", "blau hund schlaeft"), ("the small green bird", "der kleine gruene vogel")]
 CFG = DecodeConfig()
-ON = OnlineLearning(enabled=True)  # the defaults, learning switched on (it is off by default)
+ON = OnlineLearning(enabled=True)  # the defaults, learning on (as by default; the app attaches with it off)
 
 
 def fresh(tiny_trained, backend: str = "auto") -> Translator:
@@ -133,3 +133,20 @@ def test_the_gate_gives_the_learned_weights_to_text_like_the_memorys_segments_on
     assert not learner.wants_learned("six words but no memory match", False)
     learner.settings = OnlineLearning(gate=False)
     assert learner.wants_learned("short", False)
+
+
+def test_clear_also_deletes_the_states_kept_for_the_learned_weights(tiny_trained, tmp_path):
+    memory = tmp_path / "memory.sqlite"
+    learner = OnlineLearner.attach(fresh(tiny_trained), memory, EARLIER, ON)
+    learner.learn([(SOURCE, EDITED)])
+    learner.save()
+    tr = fresh(tiny_trained)
+    later = OnlineLearner.attach(tr, memory, [])  # as the app loads what was learned
+    kept = tmp_path / f"memory.sqlite.states-{later.loaded_fingerprint}"
+    assert later.loaded_fingerprint == fingerprint(tr.model) != fingerprint(fresh(tiny_trained).model)
+    kept.mkdir()
+    (kept / "000000-abc.safetensors").write_bytes(b"states")
+    parents = tmp_path / f"memory.sqlite.states-{fingerprint(fresh(tiny_trained).model)}"
+    parents.mkdir()  # the parent's own states stay
+    later.clear()
+    assert not kept.exists() and parents.is_dir() and not later.store.path.exists()
