@@ -18,7 +18,9 @@ segment: decode (adaptive; static: the parent, a second copy that never learns, 
 before, so both share the machine's load; the first runs of RESULTS' grid timed the static pass apart, before) and
 learning, apart. `--cli` checks the goals through `nmt-desktop translate` itself (`cli_check`). `--counts N...`
 scores, from one run, the count gates (the learned weights only for a text with at least N memory matches, else
-the parent's weights with kNN): the setting then decodes every segment both ways.
+the parent's weights with kNN), each also with the length rule the shipped gate adds ("and long": at least as many
+words as the memory's shortest tenth of segments, `OnlineLearner.wants_learned`); the setting then decodes every
+segment both ways, and `--json` keeps every line (benchmarks/online_learning_curve.py reads them).
 
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split dev --segments 150 --tatoeba 300 --grid
     nice -n 19 .venv/bin/python benchmarks/online_learning.py --split test --tatoeba 500 --set '{"lr": 1e-4}'
