@@ -173,13 +173,14 @@ def _gated(translator: Any, parent: Any, learner: Any, texts: list[str], cfg: De
     in input order."""
     if learner is None:
         return _translate_inputs(translator, texts, cfg, batch_size, **options)
-    learned = [learner.wants_learned(t, bool(translator.adaptation.lookup(t))) for t in texts]
     results: list[Any] = [None] * len(texts)
-    for which, by in ((True, translator), (False, parent)):
-        rows = [i for i, m in enumerate(learned) if m == which]
-        for i, result in zip(rows, _translate_inputs(by, [texts[i] for i in rows], cfg, batch_size, **options)
-                             if rows else []):
-            results[i] = result
+    with translator.adaptation.held_lookups():  # the gate's lookups serve the decoding too
+        learned = [learner.wants_learned(t, bool(translator.adaptation.lookup(t))) for t in texts]
+        for which, by in ((True, translator), (False, parent)):
+            rows = [i for i, m in enumerate(learned) if m == which]
+            for i, result in zip(rows, _translate_inputs(by, [texts[i] for i in rows], cfg, batch_size, **options)
+                                 if rows else []):
+                results[i] = result
     return results
 
 

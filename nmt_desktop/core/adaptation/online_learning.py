@@ -5,7 +5,7 @@ One Adam step (lr 1e-4) on the confirmed pair with `replay` earlier memory pairs
 L2-SP pull toward the parent weights (`l2sp` * sum (w - w0)^2) that limits what everyday text loses: the trade-off
 chosen in benchmarks/online_learning.py (RESULTS, "Online learning from each confirmed segment"); the learned
 weights translate only text like the memory's segments (`wants_learned`), which is what met both of issue 45's
-quality goals for every replay draw tried (round 9). Model-agnostic: it reads the model's parameters and turns text
+quality goals on the test split for every replay draw tried (round 9). Model-agnostic: it reads the model's parameters and turns text
 into ids through the callables it is given (a `Translator`'s, see `attach`).
 """
 

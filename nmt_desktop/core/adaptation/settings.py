@@ -8,8 +8,9 @@ the memory held until now (only segments confirmed after it count).
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 from nmt_desktop.core.adaptation.online_learning import OnlineLearning
 
@@ -44,6 +45,7 @@ class Adaptation:
     enabled: bool = True
     since: float = field(default=0.0)  # Unix seconds: entries changed before it are ignored (`clear`)
     learning: OnlineLearning = field(default_factory=OnlineLearning)
+    _held: dict[str, list[Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def clear(self) -> None:
         """Forget the memory's influence so far: only entries confirmed from now on adapt."""
@@ -53,5 +55,20 @@ class Adaptation:
         """The memory matches that build `text`'s datastore (none when switched off)."""
         if not self.enabled or self.matches <= 0:
             return []
+        if self._held is not None and text in self._held:
+            return self._held[text]
         found = self.memory.search(text, self.pair, limit=self.matches, min_score=self.min_score)
-        return [m for m in found if m.entry.changed >= self.since and m.entry.target.strip()]
+        matches = [m for m in found if m.entry.changed >= self.since and m.entry.target.strip()]
+        if self._held is not None:
+            self._held[text] = matches
+        return matches
+
+    @contextmanager
+    def held_lookups(self) -> Iterator[None]:
+        """Within the block each text is looked up once (the CLI's gate and then its decoding ask for the same
+        lines); nothing is held after it, so a segment confirmed later is found by the next lookup."""
+        self._held = {}
+        try:
+            yield
+        finally:
+            self._held = None

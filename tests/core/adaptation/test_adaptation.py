@@ -144,3 +144,19 @@ def test_a_remembered_segment_adapts_the_same_as_one_decoded_when_matched(tiny_t
     lazy = translator(tiny_trained, "auto", False, memory)
     a, b = ahead.translate(SOURCE), lazy.translate(SOURCE)
     assert a.text == b.text == EDITED and a.best.token_logprobs == b.best.token_logprobs
+
+
+def test_held_lookups_search_each_text_once_and_see_a_later_confirmation(tmp_path):
+    pair = Pair.of("en", "xx")
+    with TranslationMemory(tmp_path / "held.sqlite") as tm:
+        tm.add([Entry("red cat runs", "rennt katze rot", pair, origin="confirmed")])
+        adaptation = Adaptation(tm, pair)
+        searched = []
+        search = tm.search
+        tm.search = lambda *a, **k: searched.append(a[0]) or search(*a, **k)
+        with adaptation.held_lookups():
+            first = adaptation.lookup("red cat runs fast")
+            assert adaptation.lookup("red cat runs fast") == first and searched == ["red cat runs fast"]
+        tm.add([Entry("red cat runs fast", "rennt katze rot schnell", pair, origin="confirmed")])
+        after = adaptation.lookup("red cat runs fast")  # nothing held after the block: the new segment is found
+        assert len(searched) == 2 and len(after) == len(first) + 1
