@@ -303,14 +303,13 @@ def _adapt(translator: Any, memory: Any, learn: bool, learn_weights: bool | None
         raise CLIError("--memory needs the model's languages to find its memory entries, and the model names none")
     pair = Pair.of(source, target)
     adaptation = translator.adaptation = Adaptation(memory, pair)
-    from nmt_desktop.core.adaptation.learned_weights import LearnedWeightsError
+    from nmt_desktop.core.adaptation.learned_weights import LearnedWeightsError, learned_beside
     from nmt_desktop.core.adaptation.online_learning import OnlineLearner
 
     learn = learn and (adaptation.learning.enabled if learn_weights is None else learn_weights)
-    kept = any(Path(memory.path).parent.glob(f"{Path(memory.path).name}.learned-*.safetensors"))
     # the memory's pairs: what learning replays, and what the gate measures a text's length against
     earlier = [(e.source, e.target) for e in memory.entries(pair) if e.changed >= adaptation.since] \
-        if learn or kept else []
+        if learn or learned_beside(memory.path) else []
     learning = dataclasses.replace(adaptation.learning, enabled=learn)
     try:
         return pair, OnlineLearner.attach(translator, memory.path, earlier, learning)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torch import Tensor, nn
 
-__all__ = ["LearnedWeights", "LearnedWeightsError", "fingerprint"]
+__all__ = ["LearnedWeights", "LearnedWeightsError", "fingerprint", "learned_beside"]
 
 
 class LearnedWeightsError(ValueError):
@@ -26,6 +26,12 @@ def fingerprint(model: nn.Module) -> str:
         digest.update(f"{name}{tuple(p.shape)}".encode())
         digest.update(p.detach().float().cpu().contiguous().numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def learned_beside(memory_path: Path | str) -> bool:
+    """Whether any model's learned update is kept beside this memory file."""
+    memory_path = Path(memory_path)
+    return any(memory_path.parent.glob(f"{memory_path.name}.learned-*.safetensors"))
 
 
 class LearnedWeights:

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from nmt_desktop.core.adaptation.kept_states import drop_kept_states
-from nmt_desktop.core.adaptation.learned_weights import LearnedWeights, fingerprint
+from nmt_desktop.core.adaptation.learned_weights import LearnedWeights, fingerprint, learned_beside
 
 __all__ = ["OnlineLearner", "OnlineLearning"]
 
@@ -217,7 +217,7 @@ class OnlineLearner:
         settings = settings or OnlineLearning(enabled=False)
         memory_path = Path(memory_path)
         if getattr(translator, "int8", False) or not (
-                settings.enabled or any(memory_path.parent.glob(f"{memory_path.name}.learned-*.safetensors"))):
+                settings.enabled or learned_beside(memory_path)):
             return None
         store = LearnedWeights(memory_path, fingerprint(translator.model))
         if not settings.enabled and not store.path.is_file():
