@@ -34,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -173,6 +175,8 @@ class Learner:
         _ = backend.compiled if hasattr(type(backend), "compiled") else getattr(backend, "prepared", None)
         if not self.learning.stale_keys:
             self.tr._memory_keys = MemoryKeys()
+        else:  # as Translator.weights_changed: an exact match's states are decoded anew
+            self.tr._memory_keys.generation += 1
 
     def confirmed(self, source: str, reference: str) -> None:
         """Continuous learning: the confirmed pair, with `replay` earlier ones."""
@@ -391,10 +395,19 @@ def cli_check(args: argparse.Namespace, pairs: list[tuple[str, str]], general: l
             p, f = corpus_chrf(plain, [grefs]), corpus_chrf(filled, [grefs])
             print(f"CLI Tatoeba dev {len(general)}: chrF {f:.2f} with the filled memory vs {p:.2f} ({f - p:+.2f}); "
                   f"{filled_s:.1f} s vs {plain_s:.1f} s", flush=True)
-        with_memory, with_s = cli([*model, "--memory", memory], sources)
-        again, without_s = cli(model, sources)
-        print(f"CLI decode time of the {len(pairs)} sources, filled memory / none: {with_s:.1f} s / {without_s:.1f} s "
-              f"= x{with_s / without_s:.2f}", flush=True)
+        ratios = []
+        for _ in range(max(1, args.time_runs)):  # alternated, each ratio from neighbouring runs (a noisy machine)
+            with_memory, with_s = cli([*model, "--memory", memory], sources)
+            again, without_s = cli(model, sources)
+            ratios.append(with_s / without_s)
+            print(f"CLI decode time of the {len(pairs)} sources, filled memory / none: {with_s:.1f} s / "
+                  f"{without_s:.1f} s = x{ratios[-1]:.2f}", flush=True)
+        if len(ratios) > 1:
+            print(f"CLI decode time ratio, median of {len(ratios)}: x{statistics.median(ratios):.2f}", flush=True)
+        if args.keep:  # the filled memory and what was learned beside it, for profiling
+            args.keep.mkdir(parents=True, exist_ok=True)
+            for path in Path(work).iterdir():
+                (shutil.copytree if path.is_dir() else shutil.copy2)(path, args.keep / path.name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -409,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", action="append", default=[], help='a setting as JSON, e.g. \'{"lr": 1e-4}\'')
     p.add_argument("--json", type=Path, help="append the results here (JSON lines)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--time-runs", type=int, default=1, help="with --cli: decode-time ratios measured (median shown)")
+    p.add_argument("--keep", type=Path, help="with --cli: copy the filled memory (and what was learned) here")
     p.add_argument("--counts", type=int, nargs="*", default=[],
                    help="score these count gates too (learned weights only for a text with at least N memory "
                         "matches); run the setting without its own gate")

@@ -33,12 +33,18 @@ class MemoryKeys:
     in a stream the same segments are matched again and again, and each is force-decoded once. Keyed by the
     entry's id and its text, so an edited segment is decoded anew. `kept`: the states kept beside the memory for
     this model (core/adaptation/kept_states.py), read where this process has not decoded a segment yet and
-    given each newly decoded one; None: nothing read or written there."""
+    given each newly decoded one; None: nothing read or written there.
+
+    `generation` counts in-place weight changes (online learning): a state is kept with the generation it was
+    decoded under. Other matches use it however old (as good as fresh, RESULTS); an exact match asks for a state
+    of the current weights (`get(key, fresh=True)`), because a repeat is recognised by its states lying at
+    distance ~0 from the segment's, which holds only under the same weights."""
 
     def __init__(self, size: int = 2000):
         self.size = size
         self.kept: KeptStates | None = None
-        self._states: OrderedDict[tuple[int, str, str], Tensor] = OrderedDict()
+        self.generation = 0
+        self._states: OrderedDict[tuple[int, str, str], tuple[int, Tensor]] = OrderedDict()
         # each segment's (source ids, target ids with </s>), None when it does not fit: tokenized once
         self._ids: OrderedDict[tuple[int, str, str], tuple[list[int], list[int]] | None] = OrderedDict()
 
@@ -53,14 +59,18 @@ class MemoryKeys:
             self._ids.popitem(last=False)
         return ids
 
-    def get(self, key: tuple[int, str, str]) -> Tensor | None:
-        states = self._states.get(key)
-        if states is not None:
-            self._states.move_to_end(key)
-        return states
+    def get(self, key: tuple[int, str, str], fresh: bool = False) -> Tensor | None:
+        """The segment's states; with `fresh`, only if decoded under the current weights."""
+        held = self._states.get(key)
+        if held is None or (fresh and held[0] != self.generation):
+            return None
+        self._states.move_to_end(key)
+        return held[1]
 
     def put(self, key: tuple[int, str, str], states: Tensor) -> None:
-        self._states[key] = states
+        """Keep states decoded under the current weights."""
+        self._states[key] = (self.generation, states)
+        self._states.move_to_end(key)
         while len(self._states) > self.size:
             self._states.popitem(last=False)
 
@@ -103,12 +113,14 @@ CHUNK = 8  # segments per forced pass: length-sorted chunks this small waste lit
 def decoded_states(model: Transformer, rows: Sequence[Row], batch_ids: Callable[[Sequence[Sequence[int]]], Tensor],
                    cache: MemoryKeys | None) -> list[Tensor]:
     """Each row's forced states (T, D): from the cache, the others decoded (and kept there) once per segment
-    (several sentences of a batch often match the same one), in length-sorted chunks of `CHUNK`."""
+    (several sentences of a batch often match the same one), in length-sorted chunks of `CHUNK`. An exact match
+    (weight 1: the sentence is the segment's source) gets states of the current weights (`MemoryKeys`)."""
     keys = [(s.entry_id, s.source, s.target) for _b, s, _src, _tgt in rows]
+    exact = {key for key, (_b, s, _src, _tgt) in zip(keys, rows) if s.weight >= 1.0}
     found: dict[tuple[int, str, str], Tensor] = {}
     todo: dict[tuple[int, str, str], Row] = {}
     for key, row in zip(keys, rows):
-        states = None if cache is None else cache.get(key)
+        states = None if cache is None else cache.get(key, fresh=key in exact)
         if states is not None:
             found[key] = states
         else:

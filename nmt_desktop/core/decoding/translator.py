@@ -251,10 +251,12 @@ class Translator:
     def weights_changed(self) -> None:
         """The model's weights were changed in place (online learning, core/adaptation/online_learning.py): the
         backend prepares them anew at the next search. The memory's decoded states are kept, each from the
-        weights it was confirmed under (as good as fresh ones at a fraction of the decode time: RESULTS); from
-        now on none is read from or written beside the memory file (they are the loaded model's)."""
+        weights it was confirmed under (as good as fresh ones at a fraction of the decode time: RESULTS), but an
+        exact match's are decoded anew (MemoryKeys.generation: a repeat must meet its own states); from now on
+        none is read from or written beside the memory file (they are the loaded model's)."""
         self._weights_changed = True
         self._memory_keys.kept = None
+        self._memory_keys.generation += 1
         self.backend = type(self.backend)(self.model)
 
     def weights_replaced(self) -> None:

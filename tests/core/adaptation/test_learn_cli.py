@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from cli_runner import run_cli
+from nmt_desktop.core.adaptation.online_learning import OnlineLearning
 from nmt_desktop.core.memory import Pair, TranslationMemory
 
 
@@ -94,7 +95,8 @@ def test_what_the_model_learned_is_kept_beside_the_memory_and_used_by_later_runs
     for f in files:
         with safe_open(str(f), framework="pt") as opened:
             metadata.append(opened.metadata())
-    assert metadata[0] == metadata[1] == {"learned": "3", "steps": "3"}
+    steps = 3 * OnlineLearning().steps  # three confirmations, `steps` Adam steps each
+    assert metadata[0] == metadata[1] == {"learned": "3", "steps": str(steps)}
 
 
 def test_learn_learns_the_weights_by_default(model_dir, tmp_path):

@@ -150,3 +150,25 @@ def test_clear_also_deletes_the_states_kept_for_the_learned_weights(tiny_trained
     parents.mkdir()  # the parent's own states stay
     later.clear()
     assert not kept.exists() and parents.is_dir() and not later.store.path.exists()
+
+
+def test_after_learning_an_exact_match_is_decoded_under_the_new_weights_a_fuzzy_one_is_not(tiny_trained, tmp_path):
+    """A repeat is recognised by its states lying at distance ~0 from its segment's, which holds only for states
+    of the current weights; other matches keep the states they were decoded under (cheaper, as good)."""
+    from nmt_desktop.core.adaptation.memory_use import MemorySource
+    from nmt_desktop.core.decoding.memory_states import decoded_states, forced_states, segment_row
+
+    tr = fresh(tiny_trained)
+    exact, fuzzy = MemorySource(1, SOURCE, EDITED, 1.0), MemorySource(2, *EARLIER[0], 0.8)
+    rows = [segment_row(tr.model, 0, s, tr.source_ids, tr._target_ids) for s in (exact, fuzzy)]
+    cache = tr._memory_keys
+    before = decoded_states(tr.model, rows, tr.batch_ids, cache)
+    learner = OnlineLearner.attach(tr, tmp_path / "memory.sqlite", [], OnlineLearning(enabled=True, lr=3e-3))
+    learner.learn([(SOURCE, EDITED)])
+    tr.weights_changed()
+    after = decoded_states(tr.model, rows, tr.batch_ids, cache)
+    now = forced_states(tr.model, tr.batch_ids([rows[0][2]]), [rows[0][3]])[0]
+    assert not torch.allclose(before[0], now, atol=1e-3)  # the weights did change what the segment's states are
+    assert torch.allclose(after[0], now, atol=1e-5)  # the exact match: decoded anew
+    assert after[1] is before[1]  # the fuzzy one: the states decoded before, not decoded again
+    assert decoded_states(tr.model, rows, tr.batch_ids, cache)[0] is after[0]  # and anew only once per change
