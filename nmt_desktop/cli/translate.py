@@ -175,7 +175,8 @@ def _gated(translator: Any, parent: Any, learner: Any, texts: list[str], cfg: De
         return _translate_inputs(translator, texts, cfg, batch_size, **options)
     results: list[Any] = [None] * len(texts)
     with translator.adaptation.held_lookups():  # the gate's lookups serve the decoding too
-        learned = [learner.wants_learned(t, bool(translator.adaptation.lookup(t))) for t in texts]
+        found = [translator.adaptation.lookup(t) for t in texts]
+        learned = [learner.wants_learned(t, bool(m), any(match.exact for match in m)) for t, m in zip(texts, found)]
         for which, by in ((True, translator), (False, parent)):
             rows = [i for i, m in enumerate(learned) if m == which]
             for i, result in zip(rows, _translate_inputs(by, [texts[i] for i in rows], cfg, batch_size, **options)
@@ -318,16 +319,15 @@ def _adapt(translator: Any, memory: Any, learn: bool, learn_weights: bool | None
         raise CLIError(str(exc)) from None
 
 
-def _keep_learned_states(translator: Any, memory: Any, pair: Any) -> None:
-    """After a run that learned: the memory's segments decoded once under the weights it ends with and kept beside
-    the memory under their fingerprint (kept_states.py), so that the next `translate --memory` reads them instead of
-    decoding again every segment its lines match (most of the 1.6x its decoding took, RESULTS round 9)."""
-    from nmt_desktop.core.adaptation.memory_use import MemorySource
-
+def _keep_learned_states(translator: Any) -> None:
+    """After a run that learned: the memory segments this run used (matched or confirmed) decoded once under the
+    weights it ends with and kept beside the memory under their fingerprint (kept_states.py), so that the next
+    `translate --memory` reads them instead of decoding again every segment its lines match (most of the 1.6x its
+    decoding took, RESULTS round 9). Not the whole memory: one imported from a large TMX would take minutes and
+    33 KB per segment on disk (the bundled model); the others are decoded, and kept, when a later run matches them."""
+    used = translator.used_segments()
     translator.weights_replaced()
-    since = translator.adaptation.since
-    translator.remember([MemorySource(int(e.id), e.source, e.target, 1.0) for e in memory.entries(pair)
-                         if e.id is not None and e.changed >= since and e.target.strip()])
+    translator.remember(used)
 
 
 def _learn_pairs(lines: Iterable[str], what: str) -> Iterable[tuple[str, str | None]]:
@@ -437,7 +437,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             progress.update(len(batch))
         if learner is not None and learner.learned > learned_before:
-            _keep_learned_states(translator, memory, pair)
+            _keep_learned_states(translator)
             learner.drop_loaded_states()  # the states of the learned weights this run started from
     finally:
         progress.close()

@@ -33,7 +33,7 @@ class OnlineLearning:
     memory); lr, steps: Adam's per confirmation; replay: earlier memory pairs in each step's batch; l2sp: the
     pull toward the parent weights; smoothing: label smoothing of the token loss; gate: the learned weights only
     for a text like the memory's segments (`wants_learned`: a memory match at the kNN min score, and at least as
-    many words as the memory's shortest tenth of segments), the others with the parent's, so that everyday text
+    many words as the memory's shortest tenth of segments, or an exact match), the others with the parent's, so that everyday text
     loses little (benchmarks/RESULTS.md, "Online learning", round 9)."""
 
     enabled: bool = True
@@ -128,14 +128,17 @@ class OnlineLearner:
         self.optimizer.zero_grad(set_to_none=True)
         return True
 
-    def wants_learned(self, text: str, matched: bool) -> bool:
-        """Whether `text` (with a memory match or not) is translated with the learned weights: with the gate, only
-        a text like the memory's segments, with a match and at least as many words as the memory's shortest tenth
-        (any length while the memory holds fewer than 10). The weights learned from long parliamentary segments
-        cost short everyday sentences that happen to match them 0.4-0.8 chrF; this gate, 0.2 (RESULTS)."""
+    def wants_learned(self, text: str, matched: bool, exact: bool = False) -> bool:
+        """Whether `text` (with a memory match or not; `exact`: the memory holds its source) is translated with the
+        learned weights: with the gate, only a text like the memory's segments, with a match and at least as many
+        words as the memory's shortest tenth (any length while the memory holds fewer than 10). The weights
+        learned from long parliamentary segments cost short everyday sentences that happen to match them 0.4-0.8
+        chrF; this gate, 0.2 (RESULTS). An exact match of any length takes the learned weights: the repeat rule
+        gives the memory's translation under either weights, and the learned model's states of the segments are
+        the ones a learning run kept (the parent's would be decoded again)."""
         if not self.settings.gate:
             return True
-        return matched and len(text.split()) >= self.short_length()
+        return exact or (matched and len(text.split()) >= self.short_length())
 
     def short_length(self) -> int:
         """The memory's 10th-percentile segment length in words (0 while it holds fewer than 10 segments)."""

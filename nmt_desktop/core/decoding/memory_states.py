@@ -67,6 +67,10 @@ class MemoryKeys:
         self._states.move_to_end(key)
         return held[1]
 
+    def segments(self) -> list[tuple[int, str, str]]:
+        """The segments whose states are held (entry id, source, target), least recently used first."""
+        return list(self._states)
+
     def put(self, key: tuple[int, str, str], states: Tensor) -> None:
         """Keep states decoded under the current weights."""
         self._states[key] = (self.generation, states)

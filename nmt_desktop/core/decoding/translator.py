@@ -248,6 +248,11 @@ class Translator:
             self._keep_states()
             decoded_states(self.model, rows, self.batch_ids, self._memory_keys)
 
+    def used_segments(self) -> list[MemorySource]:
+        """The memory segments this translator holds decoded states of (matched or remembered lately, at most
+        `MemoryKeys.size`), as sources of weight 1: what `remember` decodes again under new weights."""
+        return [MemorySource(entry_id, source, target, 1.0) for entry_id, source, target in self._memory_keys.segments()]
+
     def weights_changed(self) -> None:
         """The model's weights were changed in place (online learning, core/adaptation/online_learning.py): the
         backend prepares them anew at the next search. The memory's decoded states are kept, each from the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import json
 
 import pytest
@@ -173,3 +174,53 @@ def test_a_second_learning_run_replaces_the_first_ones_kept_states(model_dir, tm
     assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
                    stdin="the small red cat runs\tder kleine rennt katze rot\n").returncode == 0
     assert not first.exists()
+
+
+def test_a_learning_run_keeps_the_states_of_the_segments_it_used_not_of_the_whole_memory(model_dir, tmp_path):
+    """A memory imported from a large TMX would otherwise have every segment force-decoded when a one-line
+    `--learn` run ends: only the segments the run matched or confirmed are decoded and kept; a later run decodes
+    (and keeps) the others it matches."""
+    from safetensors import safe_open
+
+    from nmt_desktop.core.memory import Entry
+
+    memory, pair = tmp_path / "m.sqlite", Pair.of("en", "xx")
+    words = ["sun", "moon", "water", "tree", "house", "bird", "green", "small", "big", "sees"]
+    with TranslationMemory(memory) as tm:  # 30 segments no line below matches
+        tm.add([Entry(" ".join(four), " ".join(reversed(four)), pair, origin="file")
+                for four in itertools.islice(itertools.combinations(words, 4), 30)])
+        total = len(list(tm.entries(pair)))
+    assert total == 30
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                   stdin="red cat runs\trennt katze rot\n").returncode == 0
+
+    def kept() -> set[str]:
+        names = set()
+        for shard in tmp_path.glob("m.sqlite.states-*/*.safetensors"):
+            with safe_open(str(shard), framework="pt") as opened:
+                names.update(opened.keys())
+        return names
+
+    with TranslationMemory(memory, create=False) as tm:
+        confirmed = next(e for e in tm.entries(pair) if e.source == "red cat runs")
+    assert {n.split("-")[0] for n in kept()} == {str(confirmed.id)}  # the one segment the run used
+    later = run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory),
+                    "sun tree house bird")
+    assert later.returncode == 0, later.stderr
+    assert len(kept()) > 1  # a segment that line matched: decoded then, and kept for the next run
+
+
+def test_a_short_exact_repeat_takes_the_learned_weights_and_their_kept_states(model_dir, tmp_path):
+    """A line the memory holds exactly gets the memory's translation under either weights (the repeat rule), so
+    the gate gives it the learned ones whatever its length: their states were kept when the learning run ended,
+    and the parent's would be decoded again (the first `translate --memory` after learning paid for it)."""
+    lines = [f"red cat runs blue dog sleeps {w}\trennt katze rot {w}" for w in "abcdefghijk"]
+    lines.append("blue dog\tblau hund")  # shorter than the shortest tenth (7 words)
+    memory = tmp_path / "m.sqlite"
+    assert run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "--learn",
+                   stdin="\n".join(lines) + "\n").returncode == 0
+    shards = sorted(tmp_path.glob("m.sqlite.states-*/*.safetensors"))
+    later = run_cli("translate", "-m", str(model_dir), "--threads", "1", "--memory", str(memory), "blue dog")
+    assert later.returncode == 0, later.stderr
+    assert later.stdout.strip() == "blau hund"
+    assert sorted(tmp_path.glob("m.sqlite.states-*/*.safetensors")) == shards  # nothing decoded and kept anew

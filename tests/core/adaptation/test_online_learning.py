@@ -131,6 +131,7 @@ def test_the_gate_gives_the_learned_weights_to_text_like_the_memorys_segments_on
     assert not learner.wants_learned("five words are too few", True)
     assert learner.wants_learned("six words are just long enough", True)
     assert not learner.wants_learned("six words but no memory match", False)
+    assert learner.wants_learned("five words, an exact match", True, exact=True)  # the memory's own translation
     learner.settings = OnlineLearning(gate=False)
     assert learner.wants_learned("short", False)
 
