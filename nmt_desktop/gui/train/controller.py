@@ -275,7 +275,9 @@ class TrainController(QObject):
         else:
             message = self.process.last_error or (
                 f"the training process {'crashed' if crashed else 'exited with code ' + str(code)}")
-            tail = list(self.process.stderr_tail)[-8:]
+            # the child's last stderr lines, less the one that repeats its error event's sentence (it said it twice)
+            said = self.process.last_error
+            tail = [line for line in list(self.process.stderr_tail)[-8:] if not said or said not in line]
             self.error.emit(f"Training failed: {message}" + ("\n" + "\n".join(tail) if tail else ""))
             self.set_state("failed")
             self.trainingFailed.emit(message)
