@@ -25,8 +25,12 @@ def plain_units(translator: "Translator", block: Block, terms: Sequence["Term"],
     from nmt_desktop.core.decoding.document import line_sentences, sentence_pieces
     from nmt_desktop.core.decoding.results import Unit
     from nmt_desktop.core.documents.glossary import find_terms
+    from nmt_desktop.core.documents.number_words import number_words
     from nmt_desktop.core.documents.placeholders import dnt_spans, number_spans, small_number_spans
+    from nmt_desktop.core.documents.translate_document import target_language
 
+    # a bare small number is kept only where its words in the target language can be checked (translate_document)
+    small = keep_spans and number_words(0, target_language(translator)) is not None
     if len(block.runs) != 1 or block.verbatim or block.runs[0].verbatim or block.runs[0].style is not None:
         return None
     stripped = block.text.strip()
@@ -35,7 +39,7 @@ def plain_units(translator: "Translator", block: Block, terms: Sequence["Term"],
     units: list[Unit] = []
     for sentence in line_sentences(stripped):
         for piece, ids in sentence_pieces(sentence, translator.source_ids, translator.config.max_positions):
-            numbers = keep_spans and (number_spans(piece) or small_number_spans(piece))
+            numbers = keep_spans and (number_spans(piece) or (small and small_number_spans(piece)))
             if (terms and find_terms(piece, terms)) or numbers:
                 return None
             units.append(Unit(0, piece, ids, translator.source_pieces(ids)))

@@ -63,3 +63,19 @@ def test_the_fast_path_answers_what_the_document_pipeline_answers(translator, tm
     assert by_line["I paid 3,000 yen for it."] is (not keep_spans)  # a number kept as written only with spans
     assert by_line["Write to anna@example.com soon."] is (not keep_spans)
     assert not by_line[""] and not by_line["   "]
+
+
+def test_a_small_number_leaves_the_fast_path_only_where_the_target_language_has_its_words(translator, tiny_trained):
+    """A bare small number is kept (the pipeline) only where its words in the target language can be checked
+    (number_words: de, fr, en); elsewhere the pipeline would add nothing but its cost."""
+    import copy
+    import dataclasses
+
+    model, tokenizers = tiny_trained
+    other = copy.copy(model)
+    other.config = dataclasses.replace(model.config, tgt_lang="xx")  # a language number_words does not know
+    block = text_segment("She was 54 when she died.").blocks[0]
+    assert plain_units(translator, block, [], keep_spans=True) is None  # German: the pipeline keeps the 54
+    assert plain_units(Translator(other, tokenizers), block, [], keep_spans=True) is not None
+    assert plain_units(Translator(other, tokenizers), text_segment("I paid 3,000 yen.").blocks[0], [],
+                       keep_spans=True) is None  # a number kept as written, in any language
