@@ -14,6 +14,7 @@ The mixed rows' scores are log-probabilities, which every backend's token choice
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -46,21 +47,35 @@ class Mixed:
 
     def use(self, row: int, token: int) -> MemoryUse | None:
         """How row `row`'s chosen `token` used the memory (None: the row was not adapted at this step)."""
-        m = self.rows.get(row)
-        if m is None:
-            return None
-        votes = (self.knn_value[m] == token) & (self.knn_weight[m] > 0)  # (k,) a weightless neighbour never votes
-        mass = float(self.knn_weight[m][votes].sum())
-        if mass <= 0:  # the neighbours voted for other tokens: the model's own choice, mixed down by (1 - λ)
-            return MemoryUse(0.0, ())
-        final = float(torch.exp(self.logits[row, token]))
-        share = min(1.0, float(self.weight[m]) * mass / final) if final > 0 else 0.0
-        by_match: dict[int, float] = {}
-        for match, w in zip(self.knn_match[m][votes], self.knn_weight[m][votes]):
-            by_match[int(match)] = by_match.get(int(match), 0.0) + float(w)
-        sources = tuple(MemorySource(self.sources[i].entry_id, self.sources[i].source, self.sources[i].target,
-                                     w / mass) for i, w in sorted(by_match.items(), key=lambda kv: -kv[1]))
-        return MemoryUse(share, sources)
+        return self.uses([row], [token])[0]
+
+    def uses(self, rows: Sequence[int], tokens: Sequence[int]) -> list[MemoryUse | None]:
+        """`use` of each (row, token), the array work done once for all of them (a step's rows: every decoded
+        token asks, so its cost counts in the decode time with a memory)."""
+        out: list[MemoryUse | None] = [None] * len(rows)
+        at = [(i, m) for i, m in enumerate(map(self.rows.get, rows)) if m is not None]
+        if not at:
+            return out
+        picked = np.fromiter((m for _i, m in at), dtype=np.int64, count=len(at))  # (A,) index among adapted rows
+        token = np.fromiter((tokens[i] for i, _m in at), dtype=np.int64, count=len(at))  # (A,)
+        weights, matches = self.knn_weight[picked], self.knn_match[picked]  # (A, k) each
+        votes = (self.knn_value[picked] == token[:, None]) & (weights > 0)  # (A, k) a weightless one never votes
+        where = torch.as_tensor(np.fromiter((rows[i] for i, _m in at), dtype=np.int64, count=len(at)))
+        final = torch.exp(self.logits[where, torch.as_tensor(token)]).tolist()  # (A,) the token's probability
+        for a, (i, m) in enumerate(at):
+            voted = votes[a]
+            mass = float(weights[a][voted].sum())
+            if mass <= 0:  # the neighbours voted for other tokens: the model's own choice, mixed down by (1 - λ)
+                out[i] = MemoryUse(0.0, ())
+                continue
+            share = min(1.0, float(self.weight[m]) * mass / final[a]) if final[a] > 0 else 0.0
+            by_match: dict[int, float] = {}
+            for match, w in zip(matches[a][voted].tolist(), weights[a][voted].tolist()):
+                by_match[match] = by_match.get(match, 0.0) + w
+            out[i] = MemoryUse(share, tuple(
+                MemorySource(self.sources[j].entry_id, self.sources[j].source, self.sources[j].target, w / mass)
+                for j, w in sorted(by_match.items(), key=lambda kv: -kv[1])))
+        return out
 
 
 class KnnMixture:

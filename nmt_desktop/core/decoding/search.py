@@ -195,8 +195,8 @@ def greedy_or_sample(model: Transformer, src: Tensor, cfg: DecodeConfig, prefix:
             steps = step_list(index, alive, tokens.tolist(), chosen[:, 0].tolist(), alt_ids, alt_lp,
                               _attn(cross), _attn(self_attn), eos)
             if mixed is not None:
-                for j, step in enumerate(steps):
-                    step.memory = mixed.use(j, step.token_id)
+                for step, use in zip(steps, mixed.uses(range(len(steps)), [step.token_id for step in steps])):
+                    step.memory = use
         yield steps
         # Rows go on unless they chose </s> or reached their own max length (cut off).
         keep = [i for i, (step, row) in enumerate(zip(steps, alive))
@@ -430,7 +430,7 @@ def beam_search(model: Transformer, src: Tensor, cfg: DecodeConfig, state: BeamS
             new_tokens, new_parents, new_lps, alt_ids[parents_np], alt_lp[parents_np],
             None if cross is None else cross[parents_np],
             None if self_attn is None else self_attn[parents_np], cross,
-            None if mixed is None else [mixed.use(p, t) for p, t in zip(new_parents, new_tokens)]))
+            None if mixed is None else mixed.uses(new_parents, new_tokens)))
         row_tokens = [row_tokens[p] + [t] for p, t in zip(new_parents, new_tokens)]  # each row's hypothesis
         yield _best_live_steps(state, index, B, K, new_scores, row_tokens, shown_rows, eos)
         if all(done):
