@@ -11,6 +11,10 @@ It prints the eleventh's translation by the plain model (the core, adaptation of
     .venv/bin/python benchmarks/adaptation_real_window.py --work /tmp/adapt-run \
         --screenshot resources/screenshots/adaptation.png
 
+With --learned the ten captions are confirmed by `nmt-desktop translate --memory M --learn` before the app starts
+(online learning keeps the learned weights beside the memory), and the app, started on that memory, loads them: the
+eleventh is translated by the learned weights and the memory's neighbours together, as the CLI translates it.
+
 Needs Xvfb, xdotool, xwd and ImageMagick's convert, and Pillow.
 """
 
@@ -136,6 +140,9 @@ def main() -> int:
     p.add_argument("--work", type=Path, required=True, help="a new folder for the file, the data and config")
     p.add_argument("--screenshot", type=Path, required=True)
     p.add_argument("--display", default=":145", help="an X display no one else uses")
+    p.add_argument("--learned", action="store_true",
+                   help="the ten captions confirmed by `translate --memory M --learn` before the app starts (online "
+                        "learning keeps its weights beside the memory, which the app loads), not in the desk")
     a = p.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still ends its app and Xvfb
     a.work.mkdir(parents=True, exist_ok=True)
@@ -151,26 +158,36 @@ def main() -> int:
     app = None
     try:
         wait_for("Xvfb", lambda: subprocess.run(["xdpyinfo"], capture_output=True, env=env).returncode == 0)
+        cli = Path(sys.executable).parent / "nmt-desktop"
+        if a.learned:
+            memory.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([str(cli), "translate", "-m", "models/en-de", "--memory", str(memory), "--learn"],
+                           input="".join(f"{s}\t{t}\n" for s, t in CAPTIONS), text=True, env=env, cwd=REPO,
+                           check=True, stdout=subprocess.DEVNULL)
+            learned = sorted(memory.parent.glob(f"{memory.name}.learned-*.safetensors"))
+            print(f"learned by the CLI: {memory_count(memory)} segments, {[f.name for f in learned]}", flush=True)
         app = subprocess.Popen([sys.executable, "-m", "nmt_desktop"], env=env, cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         main_window = window("→")  # the title names the loaded model's languages
         xdo("windowsize", main_window, "1560", "960")
         xdo("windowmove", main_window, "0", "0")
         focus(main_window)
-        xdo("key", "ctrl+shift+e")
-        dialog = window("^Post-edit file$")
-        focus(dialog)
-        xdo("type", "--delay", "10", str(path))
-        xdo("key", "Return")
-        desk = window(f"Post-edit {path.name}")
-        focus(desk)
-        for n, (_, target) in enumerate(CAPTIONS, start=1):
-            xdo("key", "ctrl+a")
-            xdo("type", "--delay", "8", target)
-            xdo("key", "ctrl+Return")
-            wait_for(f"confirmation {n} in the memory", lambda: memory_count(memory) >= n, 120)
-        print(f"confirmed in the desk: {memory_count(memory)} segments in {memory}", flush=True)
-        xdo("windowunmap", desk)  # out of the way (no window manager to minimize it)
+        desk = None
+        if not a.learned:
+            xdo("key", "ctrl+shift+e")
+            dialog = window("^Post-edit file$")
+            focus(dialog)
+            xdo("type", "--delay", "10", str(path))
+            xdo("key", "Return")
+            desk = window(f"Post-edit {path.name}")
+            focus(desk)
+            for n, (_, target) in enumerate(CAPTIONS, start=1):
+                xdo("key", "ctrl+a")
+                xdo("type", "--delay", "8", target)
+                xdo("key", "ctrl+Return")
+                wait_for(f"confirmation {n} in the memory", lambda: memory_count(memory) >= n, 120)
+            print(f"confirmed in the desk: {memory_count(memory)} segments in {memory}", flush=True)
+            xdo("windowunmap", desk)  # out of the way (no window manager to minimize it)
         focus(main_window)
         xdo("key", "ctrl+1")  # View > Translate tab
         xdo("mousemove", "--window", main_window, "250", "170", "click", "1")  # the source box
@@ -182,10 +199,9 @@ def main() -> int:
         xdo("mousemove", "--window", main_window, str(point[0]), str(point[1] + 4))
         time.sleep(1.5)  # the tooltip's own delay (Qt shows it after the pointer rests): only for the picture
         capture(main_window, a.screenshot)
-        tip = with_tooltip(main_window, a.screenshot, {main_window, desk})
+        tip = with_tooltip(main_window, a.screenshot, {main_window, desk} - {None})
         print(f"tooltip window: {tip}", flush=True)
         print(f"screenshot: {a.screenshot} (pointer on the memory token at {point})", flush=True)
-        cli = Path(sys.executable).parent / "nmt-desktop"
         plain = subprocess.run([str(cli), "translate", "-m", "models/en-de", ELEVENTH], capture_output=True,
                                text=True, env=env, cwd=REPO).stdout.strip()
         adapted = subprocess.run([str(cli), "translate", "-m", "models/en-de", "--memory", str(memory), ELEVENTH],
