@@ -413,7 +413,7 @@ def cli_check(args: argparse.Namespace, pairs: list[tuple[str, str]], general: l
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--domain", default="parliament-en-de", help="a domain of benchmarks/adaptive.py")
-    p.add_argument("--split", choices=("dev", "test"), default="dev")
+    p.add_argument("--split", choices=("dev", "test", "holdout"), default="dev")
     p.add_argument("--segments", type=int, default=150, help="at most this many segments (0: all)")
     p.add_argument("--tatoeba", type=int, default=300, help="Tatoeba dev sentences for the everyday cost (0: none)")
     p.add_argument("--parliament", type=Path, default=REPO / "data_local" / "opennmt")

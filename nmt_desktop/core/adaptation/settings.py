@@ -27,7 +27,9 @@ class MemoryLookup(Protocol):
 @dataclass
 class Adaptation:
     """memory: the memory looked up (`MemoryLookup`); pair: its language pair (core/memory Pair).
-    matches: how many memory matches build a sentence's datastore, each scoring at least `min_score`.
+    matches: how many memory matches are looked up, each scoring at least `min_score` (what counts as a match:
+    online learning's gate reads it); of those, the ones scoring at least `knn_min_score` build the sentence's
+    datastore (weaker ones cost everyday sentences chrF on a parliamentary memory: RESULTS round 11).
     k: neighbours per step; temperature: of softmax(-distance / T) over their squared L2 distances.
     weight: λ fixed, or None: adaptive, λ = max(0, 1 - d_nearest / reach) (SK-MT, where reach is T), at most
     `max_weight`; reach None: the temperature. learning: online learning from each confirmed segment
@@ -37,6 +39,7 @@ class Adaptation:
     pair: Any
     matches: int = 8
     min_score: float = 30.0
+    knn_min_score: float = 40.0
     k: int = 16
     temperature: float = 150.0
     weight: float | None = None

@@ -164,6 +164,8 @@ def memory_mixture(model: Transformer, adaptation: Adaptation | None, texts: Seq
     rows: list[Row] = []
     for b, text in enumerate(texts):
         for match in adaptation.lookup(text):
+            if match.score < adaptation.knn_min_score:  # a match (for the gate), too weak to build keys
+                continue
             entry = match.entry
             row = segment_row(model, b, MemorySource(int(entry.id), entry.source, entry.target,
                                                      float(match.score) / 100.0), source_ids, target_ids, cache)

@@ -160,3 +160,21 @@ def test_held_lookups_search_each_text_once_and_see_a_later_confirmation(tmp_pat
         tm.add([Entry("red cat runs fast", "rennt katze rot schnell", pair, origin="confirmed")])
         after = adaptation.lookup("red cat runs fast")  # nothing held after the block: the new segment is found
         assert len(searched) == 2 and len(after) == len(first) + 1
+
+
+def test_a_match_under_knn_min_score_counts_as_a_match_but_builds_no_keys(tiny_trained, memory):
+    """A weak match (score 35: under `knn_min_score`, 40) is found by the lookup (online learning's gate reads it)
+    but adapts nothing: the plain model's translation, bit for bit; with the bar at 30 it builds the datastore."""
+    from nmt_desktop.core.memory.fuzzy import score
+
+    text = "the cat sees the dog"
+    memory.add([Entry("the big red cat runs", "rennt katze rot gross", PAIR, origin="confirmed")])
+    assert 30 <= score(text, "the big red cat runs") < 40
+    plain = translator(tiny_trained, "auto", False, None).translate(text, DecodeConfig())
+    tr = translator(tiny_trained, "auto", False, memory)
+    tr.adaptation.min_score = 30.0
+    assert [m.entry.source for m in tr.adaptation.lookup(text)] == ["the big red cat runs"]
+    weak = tr.translate(text, DecodeConfig())
+    assert weak.memory_matches == [] and weak.best.token_logprobs == plain.best.token_logprobs
+    tr.adaptation.knn_min_score = 30.0
+    assert [m.source for m in tr.translate(text, DecodeConfig()).memory_matches] == ["the big red cat runs"]
